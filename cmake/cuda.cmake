@@ -1,0 +1,22 @@
+# TT_WITH_CUDA: ON when nvcc is found, unless the user says otherwise.
+include(CheckLanguage)
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER)
+  set(_tt_cuda_default ON)
+else()
+  set(_tt_cuda_default OFF)
+endif()
+option(TT_WITH_CUDA "Build the CUDA backend (needs nvcc and cuBLAS)" ${_tt_cuda_default})
+if(TT_WITH_CUDA)
+  enable_language(CUDA)
+  # CMake 3.25 predates nvcc's C++20 support; teach it the flag (nvcc 13 accepts -std=c++20).
+  set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+  set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # H100/H200 (sm_90) plus a PTX fallback for anything newer.
+    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+  endif()
+  find_package(CUDAToolkit REQUIRED)
+endif()

@@ -1,0 +1,37 @@
+#include "cli/app.h"
+
+#include <iostream>
+
+#include "util/version.h"
+
+namespace tt::cli {
+
+std::string version_string(const std::string& tool) { return tool + " " + tt::version(); }
+
+void configure_app(CLI::App& app, const std::string& tool) {
+  app.name(tool);
+  app.set_version_flag("--version", version_string(tool), "Print the version and exit");
+  app.footer("See 'man " + tool + "' for details and examples. Exit status: 0 ok, 1 error, 2 usage error.");
+  app.get_formatter()->column_width(34);
+}
+
+void parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    app.exit(e);  // prints help to stdout
+    throw ExitRequest{0};
+  } catch (const CLI::CallForAllHelp& e) {
+    app.exit(e);
+    throw ExitRequest{0};
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
+    throw ExitRequest{0};
+  } catch (const CLI::ParseError& e) {
+    std::cerr << app.get_name() << ": error: " << e.what() << "\n"
+              << "Run '" << app.get_name() << " --help' for usage.\n";
+    throw ExitRequest{2};
+  }
+}
+
+}  // namespace tt::cli
