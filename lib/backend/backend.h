@@ -1,0 +1,152 @@
+// The kernel interface every device implements (CPU/oneDNN in backend/cpu, CUDA in backend/cuda).
+//
+// Raw pointers and ints, all storage row-major, all pointers live on this backend's device.
+// Argument order everywhere: outputs, then saved state, then inputs, then sizes.
+// Nothing here knows what a Transformer is; nothing in nn/ knows which backend runs it.
+//
+// Gradient convention (llm.c): parameter gradients are ACCUMULATED (+=), activation gradients are
+// ASSIGNED (=). Kernels say which in their comment.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "tensor/device.h"
+
+namespace tt::backend {
+
+// Identifies one dropout mask: the mask element i is a pure function of (seed, stream, i), so it is the
+// same on any thread count and any device, and backward recomputes it instead of storing it.
+// `stream` is derived by the caller from (step, layer, site) — see util/rng.h.
+struct DropoutKey {
+  uint64_t seed = 0;
+  uint64_t stream = 0;
+};
+
+// Strides (in elements) of a batched matrix operand with two batch dimensions [b1, b2, rows, cols]:
+// element (i1, i2, r, c) is at i1*batch1 + i2*batch2 + r*ld + c. Lets attention run straight on the
+// [B, T, H, Dh] projections without transposing copies.
+struct MatrixStrides {
+  int64_t batch1 = 0;
+  int64_t batch2 = 0;
+  int64_t ld = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual tensor::Device device() const = 0;
+  virtual std::string name() const = 0;  // "cpu (oneDNN, 2 threads)", "cuda:0 (NVIDIA H200)"
+
+  // ---- memory --------------------------------------------------------------------------------------
+  virtual void* allocate(size_t bytes) = 0;  // aligned to 64 bytes; throws tt::Error when out of memory
+  virtual void deallocate(void* ptr, size_t bytes) noexcept = 0;
+  virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
+  virtual void copy(void* dst, const void* src, size_t bytes) = 0;  // device to device
+  virtual void fill(float* x, float value, int64_t n) = 0;
+  virtual void synchronize() = 0;
+
+  // ---- matrix products -------------------------------------------------------------------------------
+  // C[M,N] = alpha * op(A) * op(B) + beta * C; op(A) is [M,K] (A stored [K,M] when trans_a), op(B) is
+  // [K,N] (B stored [N,K] when trans_b). lda/ldb/ldc are row strides of the stored matrices.
+  virtual void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
+                    const float* B, int64_t ldb, float beta, float* C, int64_t ldc) = 0;
+  // The same over a [batch1, batch2] grid of matrices (attention: batch1 = B, batch2 = H).
+  virtual void gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
+                            const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta, float* C,
+                            MatrixStrides c) = 0;
+
+  // ---- elementwise and reductions --------------------------------------------------------------------
+  // y = x + bias (bias broadcast over N rows of D). y may alias x.
+  virtual void add_bias(float* y, const float* x, const float* bias, int64_t N, int D) = 0;
+  // dbias[D] += sum over N rows of dy.
+  virtual void bias_backward(float* dbias, const float* dy, int64_t N, int D) = 0;
+  // y = a + b (n elements). y may alias a or b.
+  virtual void add(float* y, const float* a, const float* b, int64_t n) = 0;
+  // y += alpha * x
+  virtual void axpy(float* y, float alpha, const float* x, int64_t n) = 0;
+  // x *= alpha
+  virtual void scale(float* x, float alpha, int64_t n) = 0;
+  // Sum of squares of x (for gradient-norm clipping); result returned to the host.
+  virtual double sum_squares(const float* x, int64_t n) = 0;
+
+  // y = dropout(relu(x + bias)), keep probability 1-p, kept values scaled by 1/(1-p). y may alias x.
+  virtual void bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p,
+                                         DropoutKey key) = 0;
+  // dx = dy where y > 0, scaled by 1/(1-p), else 0 (needs no mask: y == 0 iff dropped or relu-inactive).
+  // dx may alias dy. Assigns dx; bias gradient is taken separately with bias_backward(dx).
+  virtual void relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) = 0;
+
+  // y = residual + dropout(x) (n elements). y may alias residual or x.
+  virtual void dropout_add_forward(float* y, const float* residual, const float* x, int64_t n, float p,
+                                   DropoutKey key) = 0;
+  // y = dropout(x). y may alias x. p == 0 copies.
+  virtual void dropout_forward(float* y, const float* x, int64_t n, float p, DropoutKey key) = 0;
+  // dx = dropout mask(key) * dy / (1-p). dx may alias dy.
+  virtual void dropout_backward(float* dx, const float* dy, int64_t n, float p, DropoutKey key) = 0;
+
+  // ---- layer norm over the last dim --------------------------------------------------------------------
+  // y = (x - mean) * rstd * gamma + beta; saves mean[N], rstd[N].
+  virtual void layer_norm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma,
+                                  const float* beta, int64_t N, int D, float eps) = 0;
+  // dx = (assigned); dgamma, dbeta += (accumulated). dx may alias dy.
+  virtual void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+                                   const float* mean, const float* rstd, const float* gamma, int64_t N, int D) = 0;
+
+  // ---- attention softmax --------------------------------------------------------------------------------
+  // In place over scores [B, H, Tq, Tk]: s = softmax(scale * s + mask) along Tk, where key k of batch b is
+  // masked (-inf, weight exactly 0) when k >= key_lengths[b] (right padding), and, if causal, when
+  // k > q + query_offset (query_offset = position of query 0, for incremental decoding with a KV cache).
+  // key_lengths may be null (no padding). Every row keeps at least key 0, so rows always sum to 1.
+  virtual void attention_softmax_forward(float* scores, const int32_t* key_lengths, int B, int H, int Tq, int Tk,
+                                         float scale, bool causal, int query_offset) = 0;
+  // In place: dscores = scale * p * (dp - sum_k(dp * p)), where `grad` holds dp on entry and dscores on exit.
+  virtual void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk,
+                                          float scale) = 0;
+
+  // ---- embeddings ---------------------------------------------------------------------------------------
+  // y[b, t, :] = scale * table[ids[b, t], :] + positions[position_offset + t, :] (positions may be null).
+  // Ids outside [0, V) are a caller bug (validated in ops/).
+  virtual void embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions,
+                                 float scale, int B, int T, int D, int position_offset) = 0;
+  // dtable[ids[i], :] += scale * dy[i, :]  (accumulated; duplicate ids add up).
+  virtual void embedding_backward(float* dtable, const float* dy, const int32_t* ids, float scale, int64_t N,
+                                  int D) = 0;
+  // dpositions[t, :] += sum_b dy[b, t, :] (learned positions; accumulated).
+  virtual void positions_backward(float* dpositions, const float* dy, int B, int T, int D) = 0;
+
+  // ---- loss ---------------------------------------------------------------------------------------------
+  // Label-smoothed cross-entropy over logits [N, V] against targets [N]; rows whose target == ignore_id
+  // (padding) contribute nothing. Smoothed target q = (1 - eps) * onehot + eps / V.
+  // Writes per-row loss[N] and nll[N] (plain -log p(target), for perplexity; both 0 on ignored rows) and,
+  // in place of the logits, the gradient of (grad_scale * sum of losses): (softmax - q) * grad_scale
+  // (0 on ignored rows). Fusing loss and gradient saves two passes over the [N, V] logits.
+  virtual void cross_entropy_forward_backward(float* loss, float* nll, float* logits, const int32_t* targets,
+                                              int64_t N, int V, float eps, int32_t ignore_id,
+                                              float grad_scale) = 0;
+  // Inference: log_softmax in place over rows of [N, V].
+  virtual void log_softmax(float* x, int64_t N, int V) = 0;
+
+  // ---- optimizer ----------------------------------------------------------------------------------------
+  // Adam (Kingma & Ba) with bias correction, step >= 1: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+  // param -= lr * (m / (1 - b1^step)) / (sqrt(v / (1 - b2^step)) + eps).  Decoupled weight decay if > 0.
+  virtual void adam_step(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1,
+                         float beta2, float eps, float weight_decay, int64_t step) = 0;
+
+  // ---- layout -------------------------------------------------------------------------------------------
+  // Copy rows: dst[i, :] = src[index[i], :] for i < N (beam reordering of KV caches). D columns.
+  virtual void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) = 0;
+};
+
+// Threads: `threads` <= 0 means all cores. The CPU backend owns its thread count (no global
+// omp_set_num_threads elsewhere); oneDNN and tt's loops share the one OpenMP runtime.
+// device: "cpu", "cuda", "auto" (CUDA when built with it and a GPU is present).
+std::unique_ptr<Backend> make_backend(const std::string& device, int threads);
+
+// True if this build has the CUDA backend and a GPU is visible.
+bool cuda_available();
+
+}  // namespace tt::backend

@@ -1,0 +1,60 @@
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11): a counter-based
+// RNG, so random number i of stream s under seed k is a pure function of (k, s, i) — the same on any
+// thread count and on any device. Header-only so CUDA kernels can use it too.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define TT_HOST_DEVICE __host__ __device__
+#else
+#define TT_HOST_DEVICE
+#endif
+
+namespace tt::util {
+
+struct Philox4 {
+  uint32_t v[4];
+};
+
+TT_HOST_DEVICE inline uint32_t mulhilo(uint32_t a, uint32_t b, uint32_t* hi) {
+  uint64_t p = static_cast<uint64_t>(a) * b;
+  *hi = static_cast<uint32_t>(p >> 32);
+  return static_cast<uint32_t>(p);
+}
+
+// Four 32-bit random words for counter (c0..c3) under key (k0, k1).
+TT_HOST_DEVICE inline Philox4 philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0,
+                                         uint32_t k1) {
+  for (int round = 0; round < 10; ++round) {
+    uint32_t hi0, hi1;
+    uint32_t lo0 = mulhilo(0xD2511F53u, c0, &hi0);
+    uint32_t lo1 = mulhilo(0xCD9E8D57u, c2, &hi1);
+    uint32_t n0 = hi1 ^ c1 ^ k0, n1 = lo1, n2 = hi0 ^ c3 ^ k1, n3 = lo0;
+    c0 = n0; c1 = n1; c2 = n2; c3 = n3;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return Philox4{{c0, c1, c2, c3}};
+}
+
+// Uniform float in [0, 1) from a 32-bit word (24 significant bits, exact in float).
+TT_HOST_DEVICE inline float uniform01(uint32_t x) { return static_cast<float>(x >> 8) * (1.0f / 16777216.0f); }
+
+// Element i of stream `stream` under `seed`: one Philox call yields four values, for i = 4j .. 4j+3.
+TT_HOST_DEVICE inline float philox_uniform(uint64_t seed, uint64_t stream, uint64_t i) {
+  uint64_t block = i >> 2;
+  Philox4 r = philox4x32(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+                         static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32),
+                         static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+  return uniform01(r.v[i & 3]);
+}
+
+// Stream ids: one per (purpose, step, site) so that masks never repeat across steps or layers.
+enum class RngPurpose : uint64_t { init = 1, shuffle = 2, dropout = 3, sampling = 4 };
+
+TT_HOST_DEVICE inline uint64_t rng_stream(RngPurpose purpose, uint64_t step, uint32_t site) {
+  return (static_cast<uint64_t>(purpose) << 60) ^ (step << 20) ^ site;
+}
+
+}  // namespace tt::util
