@@ -12,6 +12,7 @@ size_t ParameterSet::declare(const std::string& name, tensor::Shape shape) {
   int64_t offset = (total_ + 15) / 16 * 16;
   params_.push_back(Parameter{name, shape, offset, {}, {}});
   total_ = offset + shape.numel();
+  count_ += shape.numel();
   return params_.size() - 1;
 }
 

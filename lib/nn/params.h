@@ -32,7 +32,8 @@ class ParameterSet {
   const Parameter& operator[](size_t i) const { return params_[i]; }
   const Parameter* find(const std::string& name) const;  // nullptr if absent
   const Parameter& get(const std::string& name) const;   // throws tt::Error naming it if absent
-  int64_t count() const { return total_; }
+  int64_t count() const { return count_; }  // trainable values (without alignment padding)
+  int64_t flat_size() const { return total_; }
   const tensor::Tensor& values() const { return values_; }
   const tensor::Tensor& grads() const { return grads_; }
   void zero_grad() const { grads_.zero(); }
@@ -40,6 +41,7 @@ class ParameterSet {
  private:
   std::vector<Parameter> params_;
   int64_t total_ = 0;
+  int64_t count_ = 0;
   tensor::Tensor values_;
   tensor::Tensor grads_;
 };
