@@ -15,8 +15,8 @@ if(TT_WITH_CUDA)
   set(CMAKE_CUDA_STANDARD 20)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    # H100/H200 (sm_90) plus a PTX fallback for anything newer.
-    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    # H100/H200 (sm_90); override with -DCMAKE_CUDA_ARCHITECTURES for other GPUs.
+    set(CMAKE_CUDA_ARCHITECTURES 90)
   endif()
   find_package(CUDAToolkit REQUIRED)
 endif()
