@@ -1,0 +1,146 @@
+// The whole encoder-decoder Transformer (Vaswani et al. 2017, §3): embeddings (scaled by √d_model, plus
+// sinusoidal or learned positions), N encoder and N decoder layers (post-LN as in the paper or pre-LN), the
+// output projection tied to the (target) embedding matrix, and label-smoothed cross-entropy.
+//
+// Training: forward_backward() runs forward and the explicit backward (GUIDE §4) on one batch; every
+// activation comes from the caller's per-step Arena, so a step allocates nothing once the arena has grown.
+// Inference: encode() once, then decode_step() one target position at a time with a KV cache (DecodeState);
+// the logits equal those of the full forward pass (tested to 1e-5).
+//
+// Parameter names (the safetensors names; ParameterSet order):
+//   embeddings.shared.weight [V, D]                          (shared_vocab)
+//   embeddings.src.weight [Vs, D], embeddings.tgt.weight [Vt, D]   (separate vocabularies; tgt tied to output)
+//   embeddings.positions.weight [max_positions, D]            (learned positions only; shared by both sides)
+//   encoder.layers.{i}.self_attn.{q,k,v,out}_proj.{weight [D, D], bias [D]}
+//   encoder.layers.{i}.self_attn_norm.{weight,bias} [D]
+//   encoder.layers.{i}.ffn.fc1.{weight [F, D], bias [F]}, encoder.layers.{i}.ffn.fc2.{weight [D, F], bias [D]}
+//   encoder.layers.{i}.ffn_norm.{weight,bias} [D]
+//   decoder.layers.{i}.self_attn.*, self_attn_norm.*, cross_attn.{q,k,v,out}_proj.*, cross_attn_norm.*, ffn.*, ffn_norm.*
+//   encoder.final_norm.{weight,bias}, decoder.final_norm.{weight,bias}   (pre-LN only)
+// Linear weights are [out, in] (PyTorch layout): y = x W^T + b. The output projection has no bias.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "nn/batch.h"
+#include "nn/config.h"
+#include "nn/params.h"
+#include "tensor/arena.h"
+#include "tensor/tensor.h"
+
+namespace tt::nn {
+
+// Sums over the non-pad target tokens of a batch.
+struct LossStats {
+  double loss_sum = 0;  // label-smoothed cross-entropy
+  double nll_sum = 0;   // plain -log p(target), for perplexity
+  int64_t tokens = 0;
+};
+
+// Where dropout masks come from: stream = rng_stream(dropout, step, site) for a distinct site per
+// (layer, place). dropout = false: evaluation mode (no dropout anywhere).
+struct StepRng {
+  uint64_t seed = 0;
+  int64_t step = 0;
+  bool dropout = true;
+};
+
+// Optional capture of attention weights (after softmax, before attention dropout) into tensors the caller
+// allocates on the model's backend. Capturing copies the weights; it never changes results. Leave a vector
+// empty (or a tensor undefined) to skip it.
+//   encoder[l]: [B, H, S, S]   decoder_self[l]: [B, H, Tq, Tk]   decoder_cross[l]: [B, H, Tq, S]
+// In decode_step(), Tq = 1 and Tk = the cached length including this step (the tensor must have Tk columns).
+struct AttentionCapture {
+  std::vector<tensor::Tensor> encoder;
+  std::vector<tensor::Tensor> decoder_self;
+  std::vector<tensor::Tensor> decoder_cross;
+};
+
+// The encoder's output for a batch of source sentences (lives in the arena passed to encode()).
+struct EncoderOutput {
+  int B = 0, S = 0;
+  tensor::Tensor memory;       // [B, S, D]
+  tensor::Tensor src_lengths;  // [B] i32, on the device
+};
+
+// Incremental decoding state: per decoder layer the self-attention K/V cache and the cross-attention K/V
+// of the source (computed once). Rows are hypotheses; reorder() selects / duplicates rows (beam search).
+class DecodeState {
+ public:
+  int rows() const { return rows_; }
+  int length() const { return length_; }  // target positions decoded so far
+  int max_length() const { return max_length_; }
+
+ private:
+  friend class Transformer;
+  int rows_ = 0, max_rows_ = 0, length_ = 0, max_length_ = 0, S_ = 0;
+  int current_ = 0;  // which of the two buffer sets holds the live cache (reorder gathers into the other)
+  // [2][L] each: self_k/self_v [max_rows, max_length, D]; cross_k/cross_v [max_rows, S, D]
+  std::vector<tensor::Tensor> self_k_[2], self_v_[2], cross_k_[2], cross_v_[2];
+  tensor::Tensor src_lengths_[2];  // [max_rows] i32
+  tensor::Tensor index_;           // [max_rows] i32 scratch for reorder
+};
+
+class Transformer {
+ public:
+  // Validates the config, declares and allocates the parameters (values uninitialised: call
+  // init_parameters or load weights).
+  Transformer(const ModelConfig& config, backend::Backend& backend);
+  ~Transformer();
+  Transformer(const Transformer&) = delete;
+  Transformer& operator=(const Transformer&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  ParameterSet& params() { return params_; }
+  const ParameterSet& params() const { return params_; }
+  backend::Backend& backend() const { return backend_; }
+
+  // The parameter names and shapes this config declares, in registry order, without allocating anything
+  // (lets a test compare the big presets with ModelConfig::parameter_count()).
+  static std::vector<std::pair<std::string, tensor::Shape>> parameter_shapes(const ModelConfig& config);
+
+  // Xavier-uniform linear weights, zero biases, N(0, D^-1/2) embeddings, LayerNorm gamma 1 beta 0, learned
+  // positions N(0, D^-1/2); from the Philox init stream of `seed` (deterministic, device-independent).
+  void init_parameters(uint64_t seed);
+
+  // Forward + backward on one batch. Parameter gradients ACCUMULATE (+=) the gradient of
+  // grad_scale * loss_sum (the caller zeroes them between optimizer steps). Resets nothing in `arena`
+  // itself; activations stay valid until the caller resets it.
+  LossStats forward_backward(const Batch& batch, tensor::Arena& arena, const StepRng& rng, float grad_scale);
+  // Loss without dropout and without gradients.
+  LossStats evaluate(const Batch& batch, tensor::Arena& arena);
+
+  // Inference: full teacher-forced forward, no dropout. Returns logits [B, T, V] (in `arena`).
+  tensor::Tensor forward_logits(const Batch& batch, tensor::Arena& arena, AttentionCapture* capture = nullptr);
+
+  // Inference: run the encoder on host ids src [B, S] (right-padded) with lengths [B].
+  EncoderOutput encode(const std::vector<int32_t>& src, const std::vector<int32_t>& src_lengths, int B, int S,
+                       tensor::Arena& arena, AttentionCapture* capture = nullptr);
+  // A fresh decoding state for `encoded` (rows = encoded.B, length 0), room for max_rows hypotheses and
+  // max_length target positions. Its caches live in `cache_arena` (keep it alive, do not reset it, while
+  // decoding); cross-attention K/V are computed here once.
+  DecodeState start_decoding(const EncoderOutput& encoded, int max_rows, int max_length,
+                             tensor::Arena& cache_arena);
+  // Feed one token per row (tokens.size() == state.rows(); the first step feeds bos) and return the next-token
+  // logits [rows, V] (log-probabilities if log_probs), from `step_arena` (may be reset after each step).
+  tensor::Tensor decode_step(DecodeState& state, const EncoderOutput& encoded, const std::vector<int32_t>& tokens,
+                             tensor::Arena& step_arena, bool log_probs = false,
+                             AttentionCapture* capture = nullptr);
+  // Keep / duplicate hypotheses: new row i continues old row index[i] (index.size() <= max_rows). Also
+  // permutes the cross-attention K/V and source lengths, so rows may come from different sentences.
+  void reorder(DecodeState& state, const std::vector<int32_t>& index);
+
+  struct Impl;  // the layers (nn/encoder.h, nn/decoder.h, nn/embedding.h); public for the layer tests only
+
+ private:
+  ModelConfig config_;
+  backend::Backend& backend_;
+  ParameterSet params_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tt::nn
