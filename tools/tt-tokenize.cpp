@@ -1,0 +1,256 @@
+// tt-tokenize: train and apply SentencePiece subword models, as a Unix filter.
+//   tt-tokenize train  --input FILE... --model-prefix PREFIX --vocab-size N   -> PREFIX.model, PREFIX.vocab
+//   tt-tokenize encode --model M [--format piece|id]    stdin text   -> stdout subwords (one line per line)
+//   tt-tokenize decode --model M [--format piece|id]    stdin subwords -> stdout text
+//   tt-tokenize vocab  --model M                        id<TAB>piece<TAB>score
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/app.h"
+#include "cli/run_tool.h"
+#include "data/line_pipeline.h"
+#include "data/spm_tokenizer.h"
+#include "data/spm_trainer.h"
+#include "util/error.h"
+#include "util/text_io.h"
+
+namespace {
+
+using tt::data::SpmTokenizer;
+
+int default_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(n, 1u, 8u));
+}
+
+struct FilterArgs {
+  std::string model;
+  std::string format = "piece";
+  std::string extra_options;
+  int threads = default_threads();
+  // encode only
+  int nbest = 0;
+  float alpha = 0.0f;
+  int nbest_size = -1;
+  uint32_t seed = 0;
+};
+
+void check_utf8(const std::string& line) {
+  size_t bad = 0;
+  if (!tt::util::is_valid_utf8(line, &bad)) {
+    throw tt::FormatError("invalid UTF-8 at byte " + std::to_string(bad + 1),
+                          "tt-tokenize reads UTF-8 text; convert the input (e.g. iconv -t UTF-8)");
+  }
+}
+
+void append_pieces(const std::vector<std::string>& pieces, std::string& out) {
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i) out += ' ';
+    out += pieces[i];
+  }
+}
+
+void append_ids(const std::vector<int>& ids, std::string& out) {
+  char buf[16];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ' ';
+    auto r = std::to_chars(buf, buf + sizeof buf, ids[i]);
+    out.append(buf, r.ptr);
+  }
+}
+
+// Space-separated tokens of a line, empty tokens skipped (as spm_decode splits).
+std::vector<std::string> split_tokens(const std::string& line) {
+  std::vector<std::string> tokens;
+  size_t start = 0;
+  while (start <= line.size()) {
+    size_t end = line.find(' ', start);
+    if (end == std::string::npos) end = line.size();
+    if (end > start) tokens.emplace_back(line, start, end - start);
+    start = end + 1;
+  }
+  return tokens;
+}
+
+size_t run_filter(const FilterArgs& args, const tt::data::LineFunction& fn) {
+  tt::util::LineReader reader("-");
+  tt::data::LinePipelineOptions options;
+  options.threads = args.threads;
+  size_t n = tt::data::run_line_pipeline(
+      reader, fn, [](const std::string& text) { tt::util::write_stdout(text); }, options);
+  tt::util::flush_stdout();
+  return n;
+}
+
+int encode(const FilterArgs& args, bool sampling, bool seeded) {
+  SpmTokenizer tokenizer = SpmTokenizer::load(args.model);
+  if (!args.extra_options.empty()) tokenizer.set_encode_extra_options(args.extra_options);
+  if (seeded) tt::data::set_sampling_seed(args.seed);
+  const bool ids = args.format == "id";
+  run_filter(args, [&](const std::string& line, std::string& out) {
+    check_utf8(line);
+    if (args.nbest > 0) {
+      // Several segmentations of one line stay on one line (TAB-separated): line counts are preserved.
+      if (ids) {
+        auto hyps = tokenizer.nbest_encode_ids(line, args.nbest);
+        for (size_t i = 0; i < hyps.size(); ++i) {
+          if (i) out += '\t';
+          append_ids(hyps[i], out);
+        }
+      } else {
+        auto hyps = tokenizer.nbest_encode_pieces(line, args.nbest);
+        for (size_t i = 0; i < hyps.size(); ++i) {
+          if (i) out += '\t';
+          append_pieces(hyps[i], out);
+        }
+      }
+    } else if (ids) {
+      std::vector<int> result;
+      if (sampling) tokenizer.sample_encode_ids(line, args.nbest_size, args.alpha, result);
+      else tokenizer.encode_ids(line, result);
+      append_ids(result, out);
+    } else {
+      std::vector<std::string> result;
+      if (sampling) tokenizer.sample_encode_pieces(line, args.nbest_size, args.alpha, result);
+      else tokenizer.encode_pieces(line, result);
+      append_pieces(result, out);
+    }
+  });
+  return 0;
+}
+
+int decode(const FilterArgs& args) {
+  SpmTokenizer tokenizer = SpmTokenizer::load(args.model);
+  if (!args.extra_options.empty()) tokenizer.set_decode_extra_options(args.extra_options);
+  const bool ids = args.format == "id";
+  run_filter(args, [&](const std::string& line, std::string& out) {
+    std::vector<std::string> tokens = split_tokens(line);
+    if (!ids) {
+      check_utf8(line);
+      out += tokenizer.decode_pieces(tokens);
+      return;
+    }
+    std::vector<int> values;
+    values.reserve(tokens.size());
+    for (const auto& token : tokens) {
+      int value = 0;
+      auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+      if (ec != std::errc() || end != token.data() + token.size()) {
+        throw tt::FormatError("'" + token + "' is not an id",
+                              "decode --format id reads space-separated integers; use --format piece for pieces");
+      }
+      values.push_back(value);
+    }
+    out += tokenizer.decode_ids(values);
+  });
+  return 0;
+}
+
+int vocab(const std::string& model) {
+  SpmTokenizer tokenizer = SpmTokenizer::load(model);
+  std::ostringstream os;
+  for (int id = 0; id < tokenizer.piece_size(); ++id) {
+    os << id << '\t' << tokenizer.id_to_piece(id) << '\t' << tokenizer.score(id) << '\n';
+  }
+  tt::util::write_stdout(os.str());
+  tt::util::flush_stdout();
+  return 0;
+}
+
+int train(const tt::data::SpmTrainOptions& options, bool quiet) {
+  // Talk only to a person watching: a pipeline or a log stays silent unless --verbose.
+  const bool talk = !quiet && !options.verbose && ::isatty(STDERR_FILENO);
+  if (talk) std::cerr << "tt-tokenize: training a " << options.model_type << " model...\n";
+  auto summary = tt::data::train_spm(options);
+  if (talk || options.verbose) {
+    std::cerr << "tt-tokenize: wrote " << summary.model_path << " and " << summary.vocab_path << " ("
+              << summary.piece_size << " pieces, trained on " << summary.sentences_used << " of "
+              << summary.sentences_eligible << " sentences)\n";
+  }
+  return 0;
+}
+
+void add_filter_options(CLI::App* sub, FilterArgs& args) {
+  sub->add_option("-m,--model", args.model, "SentencePiece model (PREFIX.model)")->required();
+  sub->add_option("--format", args.format, "Subword format: piece or id")
+      ->check(CLI::IsMember({"piece", "id"}))
+      ->capture_default_str();
+  sub->add_option("--threads", args.threads, "Worker threads (output order is preserved)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  sub->add_option("--extra-options", args.extra_options, "SentencePiece extra options, e.g. bos:eos or reverse");
+}
+
+int tokenize_main(int argc, char** argv) {
+  CLI::App app{"Train and apply SentencePiece subword models (stdin -> stdout)."};
+  tt::cli::configure_app(app, "tt-tokenize");
+  app.require_subcommand(1, 1);
+
+  tt::data::SpmTrainOptions train_options;
+  train_options.threads = default_threads();
+  bool quiet = false;
+  auto* train_cmd = app.add_subcommand("train", "Train a model: writes PREFIX.model and PREFIX.vocab");
+  train_cmd->add_option("-i,--input", train_options.inputs, "Training text, one sentence per line (several files: joint vocabulary)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  train_cmd->add_option("-o,--model-prefix", train_options.model_prefix, "Output prefix")->required();
+  train_cmd->add_option("--vocab-size", train_options.vocab_size, "Vocabulary size")->required();
+  train_cmd->add_option("--model-type", train_options.model_type, "unigram, bpe, char or word")
+      ->check(CLI::IsMember({"unigram", "bpe", "char", "word"}))
+      ->capture_default_str();
+  train_cmd->add_option("--character-coverage", train_options.character_coverage,
+                        "Share of characters covered by the alphabet")->capture_default_str();
+  train_cmd->add_option("--input-sentence-size", train_options.input_sentence_size,
+                        "Train on a random sample of this many sentences (0: all)")->capture_default_str();
+  train_cmd->add_option("--user-defined-symbols", train_options.user_defined_symbols,
+                        "Symbols always kept as one piece (comma-separated)")->delimiter(',');
+  train_cmd->add_flag("--byte-fallback", train_options.byte_fallback, "Spell unknown characters as UTF-8 bytes");
+  train_cmd->add_option("--max-sentence-length", train_options.max_sentence_length,
+                        "Skip training lines longer than this many bytes")->capture_default_str();
+  train_cmd->add_option("--normalization", train_options.normalization,
+                        "nmt_nfkc, nfkc, nmt_nfkc_cf, nfkc_cf or identity")->capture_default_str();
+  train_cmd->add_option("--threads", train_options.threads, "Training threads")
+      ->check(CLI::Range(1, 128))
+      ->capture_default_str();
+  train_cmd->add_option("--seed", train_options.seed, "Seed for --input-sentence-size sampling")->capture_default_str();
+  train_cmd->add_flag("-v,--verbose", train_options.verbose, "Show SentencePiece's training log");
+  train_cmd->add_flag("-q,--quiet", quiet, "Print nothing on success");
+
+  FilterArgs encode_args;
+  auto* encode_cmd = app.add_subcommand("encode", "Encode text from stdin into subwords on stdout");
+  add_filter_options(encode_cmd, encode_args);
+  auto* nbest = encode_cmd->add_option("--nbest", encode_args.nbest,
+                                       "Write the N best segmentations per line, TAB-separated (unigram)")
+                    ->check(CLI::Range(1, 1000));
+  auto* alpha = encode_cmd->add_option("--alpha", encode_args.alpha,
+                                       "Sample segmentations (subword regularisation / BPE-dropout) with this smoothing")
+                    ->check(CLI::Range(0.0f, 1000.0f));
+  encode_cmd->add_option("--nbest-size", encode_args.nbest_size, "Sample from the N best (-1: all; unigram)")
+      ->capture_default_str();
+  auto* seed = encode_cmd->add_option("--seed", encode_args.seed, "Seed for sampling (reproducible for a fixed --threads)");
+  nbest->excludes(alpha);
+
+  FilterArgs decode_args;
+  auto* decode_cmd = app.add_subcommand("decode", "Decode subwords from stdin into text on stdout");
+  add_filter_options(decode_cmd, decode_args);
+
+  std::string vocab_model;
+  auto* vocab_cmd = app.add_subcommand("vocab", "List the vocabulary: id, piece, score");
+  vocab_cmd->add_option("-m,--model", vocab_model, "SentencePiece model (PREFIX.model)")->required();
+
+  tt::cli::parse(app, argc, argv);
+  if (*train_cmd) return train(train_options, quiet);
+  if (*encode_cmd) return encode(encode_args, alpha->count() > 0, seed->count() > 0);
+  if (*decode_cmd) return decode(decode_args);
+  return vocab(vocab_model);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return tt::cli::run_tool("tt-tokenize", argc, argv, &tokenize_main); }
