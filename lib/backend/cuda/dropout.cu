@@ -1,0 +1,116 @@
+// Dropout and its fusions. Element i (flat index over the whole tensor) is kept iff
+// util::philox_uniform(key.seed, key.stream, i) >= p, and kept values are scaled by 1/(1-p): the rule of
+// util/rng.h, so CPU and CUDA masks agree bit for bit. One Philox call yields the four uniforms of elements
+// 4j .. 4j+3, so each thread handles such a group of four.
+//   bias_relu_dropout: y, x [N, F], bias [F]      others: flat [n]
+#include <cstdint>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/kernel_utils.h"
+#include "util/rng.h"
+
+namespace tt::backend {
+
+using namespace cuda_kernels;
+
+namespace {
+
+// The four uniforms of elements 4*group .. 4*group+3: exactly philox_uniform's counter, key and word order.
+__device__ inline util::Philox4 dropout_group_bits(DropoutKey key, uint64_t group) {
+  return util::philox4x32(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32),
+                          static_cast<uint32_t>(key.stream), static_cast<uint32_t>(key.stream >> 32),
+                          static_cast<uint32_t>(key.seed), static_cast<uint32_t>(key.seed >> 32));
+}
+
+float keep_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; }
+
+int64_t groups_of_four(int64_t n) { return (n + 3) / 4; }
+
+// y = residual + dropout(x), or y = dropout(x) when residual is null (also dropout's backward: dx = mask*dy*s).
+__global__ void dropout_kernel(float* y, const float* residual, const float* x, int64_t n, float p, float scale,
+                               DropoutKey key) {
+  for (int64_t g = thread_index(); g * 4 < n; g += thread_stride()) {
+    util::Philox4 bits = dropout_group_bits(key, static_cast<uint64_t>(g));
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = g * 4 + k;
+      if (i >= n) break;
+      float v = util::uniform01(bits.v[k]) >= p ? x[i] * scale : 0.0f;
+      y[i] = residual ? residual[i] + v : v;
+    }
+  }
+}
+
+__global__ void bias_relu_dropout_kernel(float* y, const float* x, const float* bias, int64_t n, int F, float p,
+                                         float scale, DropoutKey key) {
+  for (int64_t g = thread_index(); g * 4 < n; g += thread_stride()) {
+    util::Philox4 bits = dropout_group_bits(key, static_cast<uint64_t>(g));
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = g * 4 + k;
+      if (i >= n) break;
+      float h = fmaxf(x[i] + bias[i % F], 0.0f);
+      y[i] = util::uniform01(bits.v[k]) >= p ? h * scale : 0.0f;
+    }
+  }
+}
+
+// p == 0: no random numbers at all (every uniform is >= 0, so the mask would keep everything anyway).
+__global__ void bias_relu_kernel(float* y, const float* x, const float* bias, int64_t n, int F) {
+  for (int64_t i = thread_index(); i < n; i += thread_stride()) y[i] = fmaxf(x[i] + bias[i % F], 0.0f);
+}
+
+__global__ void relu_dropout_backward_kernel(float* dx, const float* dy, const float* y, int64_t n, float scale) {
+  for (int64_t i = thread_index(); i < n; i += thread_stride()) dx[i] = y[i] > 0.0f ? dy[i] * scale : 0.0f;
+}
+
+}  // namespace
+
+void CudaBackend::bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p,
+                                            DropoutKey key) {
+  int64_t n = N * F;
+  if (n <= 0) return;
+  if (p <= 0.0f) {
+    bias_relu_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(y, x, bias, n, F);
+  } else {
+    bias_relu_dropout_kernel<<<grid_for(groups_of_four(n), kBlock), kBlock, 0, stream_.get()>>>(
+        y, x, bias, n, F, p, keep_scale(p), key);
+  }
+  TT_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) {
+  if (n <= 0) return;
+  float scale = p <= 0.0f ? 1.0f : keep_scale(p);
+  relu_dropout_backward_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(dx, dy, y, n, scale);
+  TT_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::dropout_add_forward(float* y, const float* residual, const float* x, int64_t n, float p,
+                                      DropoutKey key) {
+  if (n <= 0) return;
+  if (p <= 0.0f) {
+    add(y, residual, x, n);
+    return;
+  }
+  dropout_kernel<<<grid_for(groups_of_four(n), kBlock), kBlock, 0, stream_.get()>>>(y, residual, x, n, p,
+                                                                                    keep_scale(p), key);
+  TT_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::dropout_forward(float* y, const float* x, int64_t n, float p, DropoutKey key) {
+  if (n <= 0) return;
+  if (p <= 0.0f) {
+    copy(y, x, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  dropout_kernel<<<grid_for(groups_of_four(n), kBlock), kBlock, 0, stream_.get()>>>(y, nullptr, x, n, p,
+                                                                                    keep_scale(p), key);
+  TT_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::dropout_backward(float* dx, const float* dy, int64_t n, float p, DropoutKey key) {
+  // The same mask and scale as the forward pass, applied to the incoming gradient.
+  dropout_forward(dx, dy, n, p, key);
+}
+
+}  // namespace tt::backend

@@ -1,0 +1,121 @@
+// Elementwise kernels and reductions.
+//   add_bias: y, x [N, D], bias [D]        bias_backward: dbias [D] += column sums of dy [N, D]
+//   add / axpy / scale: flat [n]           sum_squares: flat [n] -> double on the host
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/kernel_utils.h"
+
+namespace tt::backend {
+
+using namespace cuda_kernels;
+
+namespace {
+
+__global__ void add_bias_kernel(float* y, const float* x, const float* bias, int64_t n, int D) {
+  for (int64_t i = thread_index(); i < n; i += thread_stride()) y[i] = x[i] + bias[i % D];
+}
+
+// Column sums with a fixed summation order (deterministic, no atomics): block (32, kRows) owns 32 adjacent
+// columns; thread (c, r) sums rows r, r + kRows, ... of its column (coalesced across the warp), then the
+// kRows partial sums are added in shared memory.
+constexpr int kRows = 16;
+
+__global__ void column_sum_kernel(float* out, const float* in, int64_t N, int D) {
+  __shared__ float partial[kRows][kWarp + 1];
+  for (int64_t tile = blockIdx.x; tile * kWarp < D; tile += gridDim.x) {
+    int64_t col = tile * kWarp + threadIdx.x;
+    float sum = 0.0f;
+    if (col < D)
+      for (int64_t r = threadIdx.y; r < N; r += kRows) sum += in[r * D + col];
+    partial[threadIdx.y][threadIdx.x] = sum;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < D) {
+      float total = 0.0f;
+      for (int r = 0; r < kRows; ++r) total += partial[r][threadIdx.x];
+      out[col] += total;
+    }
+    __syncthreads();  // `partial` is rewritten by the next tile
+  }
+}
+
+__global__ void add_kernel(float* y, const float* a, const float* b, int64_t n) {
+  for (int64_t i = thread_index(); i < n; i += thread_stride()) y[i] = a[i] + b[i];
+}
+
+__global__ void axpy_kernel(float* y, float alpha, const float* x, int64_t n) {
+  for (int64_t i = thread_index(); i < n; i += thread_stride()) y[i] += alpha * x[i];
+}
+
+__global__ void scale_kernel(float* x, float alpha, int64_t n) {
+  for (int64_t i = thread_index(); i < n; i += thread_stride()) x[i] *= alpha;
+}
+
+// Pass 1: block b writes the double sum of squares of its grid-stride share to partials[b].
+__global__ void sum_squares_kernel(double* partials, const float* x, int64_t n) {
+  __shared__ double shared[kWarp];
+  double sum = 0.0;
+  for (int64_t i = thread_index(); i < n; i += thread_stride()) {
+    double v = x[i];
+    sum += v * v;
+  }
+  sum = block_sum(sum, shared);
+  if (threadIdx.x == 0) partials[blockIdx.x] = sum;
+}
+
+// Pass 2: one block adds the partials (always the same grid, so always the same order).
+__global__ void sum_partials_kernel(double* result, const double* partials, int count) {
+  __shared__ double shared[kWarp];
+  double sum = 0.0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
+  sum = block_sum(sum, shared);
+  if (threadIdx.x == 0) *result = sum;
+}
+
+}  // namespace
+
+void CudaBackend::add_bias(float* y, const float* x, const float* bias, int64_t N, int D) {
+  int64_t n = N * D;
+  if (n <= 0) return;
+  add_bias_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(y, x, bias, n, D);
+  TT_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::bias_backward(float* dbias, const float* dy, int64_t N, int D) {
+  if (N <= 0 || D <= 0) return;
+  column_sum_kernel<<<grid_for(D, kWarp), dim3(kWarp, kRows), 0, stream_.get()>>>(dbias, dy, N, D);
+  TT_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::add(float* y, const float* a, const float* b, int64_t n) {
+  if (n <= 0) return;
+  add_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(y, a, b, n);
+  TT_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::axpy(float* y, float alpha, const float* x, int64_t n) {
+  if (n <= 0) return;
+  axpy_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(y, alpha, x, n);
+  TT_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::scale(float* x, float alpha, int64_t n) {
+  if (n <= 0) return;
+  scale_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(x, alpha, n);
+  TT_CUDA_CHECK_LAUNCH();
+}
+
+double CudaBackend::sum_squares(const float* x, int64_t n) {
+  if (n <= 0) return 0.0;
+  auto* partials = static_cast<double*>(reduce_scratch_.data());
+  double* result = partials + kReduceBlocks;
+  // A fixed grid (not sized by n) keeps the summation order, and so the result, independent of timing.
+  sum_squares_kernel<<<kReduceBlocks, kBlock, 0, stream_.get()>>>(partials, x, n);
+  TT_CUDA_CHECK_LAUNCH();
+  sum_partials_kernel<<<1, 1024, 0, stream_.get()>>>(result, partials, kReduceBlocks);
+  TT_CUDA_CHECK_LAUNCH();
+  double host = 0.0;
+  copy_to_host(&host, result, sizeof(double));
+  return host;
+}
+
+}  // namespace tt::backend
