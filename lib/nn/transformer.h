@@ -78,11 +78,15 @@ class DecodeState {
  private:
   friend class Transformer;
   int rows_ = 0, max_rows_ = 0, length_ = 0, max_length_ = 0, S_ = 0;
-  int current_ = 0;  // which of the two buffer sets holds the live cache (reorder gathers into the other)
-  // [2][L] each: self_k/self_v [max_rows, max_length, D]; cross_k/cross_v [max_rows, S, D]
-  std::vector<tensor::Tensor> self_k_[2], self_v_[2], cross_k_[2], cross_v_[2];
-  tensor::Tensor src_lengths_[2];  // [max_rows] i32
-  tensor::Tensor index_;           // [max_rows] i32 scratch for reorder
+  // Per decoder layer. self_k/self_v are time-major [max_length, max_rows, D], so one step's K/V rows are
+  // one contiguous block; cross_k/cross_v are [max_rows, S, D]. reorder() gathers into the spare tensors
+  // and swaps them in (no copy back).
+  std::vector<tensor::Tensor> self_k_, self_v_, cross_k_, cross_v_;
+  tensor::Tensor spare_self_, spare_cross_;
+  std::vector<int32_t> src_lengths_host_;  // [rows]
+  tensor::Tensor src_lengths_;             // [max_rows] i32 on the device
+  tensor::Tensor index_self_, index_cross_;  // [max_length * max_rows], [max_rows] i32 scratch for reorder
+  std::vector<int32_t> host_index_;
 };
 
 class Transformer {
@@ -127,9 +131,8 @@ class Transformer {
                              tensor::Arena& cache_arena);
   // Feed one token per row (tokens.size() == state.rows(); the first step feeds bos) and return the next-token
   // logits [rows, V] (log-probabilities if log_probs), from `step_arena` (may be reset after each step).
-  tensor::Tensor decode_step(DecodeState& state, const EncoderOutput& encoded, const std::vector<int32_t>& tokens,
-                             tensor::Arena& step_arena, bool log_probs = false,
-                             AttentionCapture* capture = nullptr);
+  tensor::Tensor decode_step(DecodeState& state, const std::vector<int32_t>& tokens, tensor::Arena& step_arena,
+                             bool log_probs = false, AttentionCapture* capture = nullptr);
   // Keep / duplicate hypotheses: new row i continues old row index[i] (index.size() <= max_rows). Also
   // permutes the cross-attention K/V and source lengths, so rows may come from different sentences.
   void reorder(DecodeState& state, const std::vector<int32_t>& index);

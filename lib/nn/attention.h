@@ -1,0 +1,72 @@
+// Multi-head attention (§3.2): h heads of scaled dot-product attention, d_k = d_v = D / H.
+//   x [B, Tq, D] queries; memory [B, Tk, D] keys/values (cross) — self-attention uses x for both.
+//   Q, K, V stay in the projection's own layout ([B, T, H, Dh] rows) and the batched GEMMs read them through
+//   strides: no transposing copies. scores/probs [B, H, Tq, Tk]; ctx [B, Tq, D] (heads concatenated).
+// The mask is added before softmax (-inf: masked weights are exactly 0): key padding from key_lengths
+// everywhere, and causal for decoder self-attention. Attention dropout (option) acts on the weights.
+// Names: <prefix>.{q,k,v,out}_proj.{weight [D, D], bias [D]}; q/k/v weights are declared adjacent (then the
+// biases) so that self-attention projects Q, K and V with one [3D, D] GEMM and cross-attention K, V with one.
+// Dropout place: 0 (attention weights).
+#pragma once
+
+#include <string>
+
+#include "nn/linear.h"
+#include "nn/step_context.h"
+
+namespace tt::nn {
+
+class MultiHeadAttention {
+ public:
+  enum class Kind { self, cross };
+
+  struct Saved {
+    tensor::Tensor x, memory;         // inputs (memory: cross only)
+    tensor::Tensor qkv;               // self: Q|K|V projections; cross: Q only
+    tensor::Tensor kv;                // cross: K|V projections of memory
+    tensor::Tensor probs, dropped;    // [B, H, Tq, Tk]; dropped = after attention dropout (p > 0 only)
+    tensor::Tensor ctx;               // [B, Tq, D]
+    tensor::Tensor key_lengths;       // [B] i32 or undefined
+    backend::DropoutKey key;
+    float p = 0;
+    int B = 0, Tq = 0, Tk = 0;
+    bool causal = false;
+  };
+
+  void declare(ParameterSet& params, const std::string& prefix, int D, int H, Kind kind, float attention_dropout,
+               uint32_t site);
+  void bind(const ParameterSet& params);
+
+  // out [B, Tq, D]. memory: cross only (undefined for self). key_lengths [B] i32 (undefined: no padding).
+  // capture [B, H, Tq, Tk] (undefined: none) receives the weights.
+  void forward(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& memory,
+               const tensor::Tensor& key_lengths, bool causal, const StepContext& ctx, Saved* saved,
+               const tensor::Tensor& capture = {}) const;
+  // dx assigned; dmemory (cross only) ACCUMULATED, since every decoder layer reads the same memory.
+  void backward(const tensor::Tensor& dx, const tensor::Tensor& dmemory, const tensor::Tensor& dout,
+                const Saved& saved, tensor::Arena& scratch) const;
+
+  // ---- incremental decoding (inference, no dropout) ----
+  // Self-attention for one new position t per row: x [rows, 1, D]; appends this position's K, V to the
+  // time-major caches [max_length, max_rows, D] and attends over positions 0..t.
+  void forward_step(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& k_cache,
+                    const tensor::Tensor& v_cache, int t, int max_rows, tensor::Arena& arena,
+                    const tensor::Tensor& capture = {}) const;
+  // Cross-attention: K and V of the encoder memory [B, S, D], computed once per sentence batch.
+  void project_memory(const tensor::Tensor& k, const tensor::Tensor& v, const tensor::Tensor& memory) const;
+  // Cross-attention for one position: x [rows, 1, D]; k, v [rows (of max_rows), S, D].
+  void forward_cross_step(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& k,
+                          const tensor::Tensor& v, const tensor::Tensor& key_lengths, int S, tensor::Arena& arena,
+                          const tensor::Tensor& capture = {}) const;
+
+ private:
+  int D_ = 0, H_ = 0;
+  Kind kind_ = Kind::self;
+  float attention_dropout_ = 0;
+  uint32_t site_ = 0;
+  Linear q_, k_, v_, out_;
+  LinearGroup qkv_;  // self: q, k, v
+  LinearGroup kv_;   // cross: k, v
+};
+
+}  // namespace tt::nn

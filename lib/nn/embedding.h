@@ -1,0 +1,46 @@
+// Token embeddings scaled by √d_model plus positions (§3.4, §3.5), then dropout (§5.4).
+//   ids [B, T] i32; y [B, T, D]. Tables: shared [V, D], or src [Vs, D] and tgt [Vt, D]; the output projection
+//   uses the target table (tied). Positions: sinusoidal (a constant table, not a parameter) or learned
+//   (embeddings.positions.weight [max_positions, D], shared by source and target).
+// Dropout sites: 1 (source), 2 (target).
+#pragma once
+
+#include "nn/config.h"
+#include "nn/params.h"
+#include "nn/step_context.h"
+
+namespace tt::nn {
+
+enum class Side { source, target };
+
+class Embeddings {
+ public:
+  struct Saved {
+    tensor::Tensor ids;
+    backend::DropoutKey key;
+    float p = 0;
+  };
+
+  void declare(ParameterSet& params, const ModelConfig& config);
+  // After ParameterSet::allocate; uploads the sinusoidal table to `backend` once.
+  void bind(const ParameterSet& params, backend::Backend& backend);
+
+  const tensor::Tensor& table(Side side) const { return side == Side::source ? src_ : tgt_; }
+  const tensor::Tensor& table_grad(Side side) const { return side == Side::source ? dsrc_ : dtgt_; }
+  int vocab_size(Side side) const { return static_cast<int>(table(side).dim(0)); }
+
+  // position_offset: position of ids' first column (incremental decoding).
+  void forward(const tensor::Tensor& y, const tensor::Tensor& ids, Side side, int position_offset,
+               const StepContext& ctx, Saved* saved) const;
+  // Accumulates the table (and learned position) gradients; dy is clobbered.
+  void backward(const tensor::Tensor& dy, const Saved& saved, Side side) const;
+
+ private:
+  int D_ = 0, max_positions_ = 0;
+  float dropout_ = 0;
+  bool learned_ = false;
+  size_t src_index_ = 0, tgt_index_ = 0, positions_index_ = 0;
+  tensor::Tensor src_, tgt_, dsrc_, dtgt_, positions_, dpositions_;
+};
+
+}  // namespace tt::nn

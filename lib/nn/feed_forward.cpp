@@ -1,0 +1,44 @@
+#include "nn/feed_forward.h"
+
+#include "ops/elementwise.h"
+#include "ops/matmul.h"
+
+namespace tt::nn {
+
+void FeedForward::declare(ParameterSet& params, const std::string& prefix, int D, int F, float relu_dropout,
+                          uint32_t site) {
+  D_ = D;
+  F_ = F;
+  relu_dropout_ = relu_dropout;
+  site_ = site;
+  fc1_.declare(params, prefix + ".fc1", D, F);
+  fc2_.declare(params, prefix + ".fc2", F, D);
+}
+
+void FeedForward::bind(const ParameterSet& params) {
+  fc1_.bind(params);
+  fc2_.bind(params);
+}
+
+void FeedForward::forward(const tensor::Tensor& y, const tensor::Tensor& x, const StepContext& ctx,
+                          Saved* saved) const {
+  const int64_t N = x.numel() / D_;
+  tensor::Tensor hidden = ctx.arena.allocate(tensor::Shape{N, F_});
+  // The bias is added by the fused kernel together with ReLU and dropout: one pass over [N, F].
+  ops::linear_forward(hidden, x, fc1_.weight(), tensor::Tensor{});
+  const float p = ctx.rate(relu_dropout_);
+  ops::bias_relu_dropout_forward(hidden, hidden, fc1_.bias(), p, ctx.key(site_));
+  fc2_.forward(y, hidden);
+  if (saved) *saved = Saved{x, hidden, p};
+}
+
+void FeedForward::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const Saved& saved,
+                           tensor::Arena& scratch) const {
+  const int64_t N = saved.x.numel() / D_;
+  tensor::Tensor dhidden = scratch.allocate(tensor::Shape{N, F_});
+  fc2_.backward(dhidden, dy, saved.hidden);
+  ops::relu_dropout_backward(dhidden, dhidden, saved.hidden, saved.p);
+  fc1_.backward(dx, dhidden, saved.x);
+}
+
+}  // namespace tt::nn

@@ -1,0 +1,34 @@
+// Position-wise feed-forward network (§3.3): FFN(x) = max(0, x W1^T + b1) W2^T + b2, with optional dropout on
+// the hidden layer (relu_dropout), fused with the bias and ReLU.
+//   x, y [N, D]; hidden [N, F]. Names: <prefix>.fc1.{weight [F, D], bias [F]}, <prefix>.fc2.{weight [D, F], bias [D]}
+#pragma once
+
+#include <string>
+
+#include "nn/linear.h"
+#include "nn/step_context.h"
+
+namespace tt::nn {
+
+class FeedForward {
+ public:
+  struct Saved {
+    tensor::Tensor x, hidden;  // hidden after ReLU and dropout: hidden == 0 marks both masks
+    float p = 0;
+  };
+
+  void declare(ParameterSet& params, const std::string& prefix, int D, int F, float relu_dropout, uint32_t site);
+  void bind(const ParameterSet& params);
+
+  void forward(const tensor::Tensor& y, const tensor::Tensor& x, const StepContext& ctx, Saved* saved) const;
+  // dx assigned. Temporaries come from `scratch`.
+  void backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const Saved& saved, tensor::Arena& scratch) const;
+
+ private:
+  int D_ = 0, F_ = 0;
+  float relu_dropout_ = 0;
+  uint32_t site_ = 0;
+  Linear fc1_, fc2_;
+};
+
+}  // namespace tt::nn

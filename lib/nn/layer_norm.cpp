@@ -1,0 +1,33 @@
+#include "nn/layer_norm.h"
+
+#include "ops/layer_norm.h"
+
+namespace tt::nn {
+
+void LayerNorm::declare(ParameterSet& params, const std::string& prefix, int D, float eps) {
+  D_ = D;
+  eps_ = eps;
+  gamma_index_ = params.declare(prefix + ".weight", tensor::Shape{D});
+  beta_index_ = params.declare(prefix + ".bias", tensor::Shape{D});
+}
+
+void LayerNorm::bind(const ParameterSet& params) {
+  gamma_ = params[gamma_index_].value;
+  dgamma_ = params[gamma_index_].grad;
+  beta_ = params[beta_index_].value;
+  dbeta_ = params[beta_index_].grad;
+}
+
+void LayerNorm::forward(const tensor::Tensor& y, const tensor::Tensor& x, tensor::Arena& arena, Saved* saved) const {
+  const int64_t N = x.numel() / D_;
+  tensor::Tensor mean = arena.allocate(tensor::Shape{N});
+  tensor::Tensor rstd = arena.allocate(tensor::Shape{N});
+  ops::layer_norm_forward(y, mean, rstd, x, gamma_, beta_, eps_);
+  if (saved) *saved = Saved{x, mean, rstd};
+}
+
+void LayerNorm::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const Saved& saved) const {
+  ops::layer_norm_backward(dx, dgamma_, dbeta_, dy, saved.x, saved.mean, saved.rstd, gamma_);
+}
+
+}  // namespace tt::nn

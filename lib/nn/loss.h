@@ -1,0 +1,28 @@
+// The tied output projection and the label-smoothed cross-entropy (§5.4) over it.
+//   hidden [N, D], table [V, D] (the target embedding), logits [N, V], targets [N] i32 (pad = ignored).
+// The loss kernel fuses softmax, loss, NLL and gradient in one pass over the logits, writing the gradient in
+// place of the logits.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "nn/transformer.h"
+#include "tensor/arena.h"
+
+namespace tt::nn {
+
+// logits = hidden · table^T
+void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table);
+// dhidden = dlogits · table (assigned); dtable += dlogits^T · hidden.
+void output_projection_backward(const tensor::Tensor& dhidden, const tensor::Tensor& dtable,
+                                const tensor::Tensor& dlogits, const tensor::Tensor& hidden,
+                                const tensor::Tensor& table);
+
+// Sums loss and NLL over the rows whose target is not pad_id (summed on the host in double, in row order, so
+// the result does not depend on thread count). logits are replaced by d(grad_scale · loss_sum)/d logits.
+LossStats label_smoothed_loss(const tensor::Tensor& logits, const tensor::Tensor& targets,
+                              const std::vector<int32_t>& host_targets, float label_smoothing, int32_t pad_id,
+                              float grad_scale, tensor::Arena& arena);
+
+}  // namespace tt::nn

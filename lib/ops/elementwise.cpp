@@ -1,0 +1,78 @@
+#include "ops/elementwise.h"
+
+#include <string>
+
+#include "util/check.h"
+
+namespace tt::ops {
+
+namespace {
+
+void same_size(const tensor::Tensor& a, const tensor::Tensor& b, const char* op) {
+  TT_CHECK_MSG(a.numel() == b.numel(), std::string(op) + ": " + a.shape().str() + " vs " + b.shape().str());
+}
+
+int last_dim(const tensor::Tensor& t) { return static_cast<int>(t.dim(t.shape().rank() - 1)); }
+
+}  // namespace
+
+void add(const tensor::Tensor& y, const tensor::Tensor& a, const tensor::Tensor& b) {
+  same_size(y, a, "add");
+  same_size(a, b, "add");
+  y.backend().add(y.f32(), a.f32(), b.f32(), y.numel());
+}
+
+void axpy(const tensor::Tensor& y, float alpha, const tensor::Tensor& x) {
+  same_size(y, x, "axpy");
+  y.backend().axpy(y.f32(), alpha, x.f32(), y.numel());
+}
+
+void scale(const tensor::Tensor& x, float alpha) { x.backend().scale(x.f32(), alpha, x.numel()); }
+
+void add_bias(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias) {
+  same_size(y, x, "add_bias");
+  const int D = static_cast<int>(bias.numel());
+  TT_CHECK(last_dim(x) == D);
+  y.backend().add_bias(y.f32(), x.f32(), bias.f32(), x.numel() / D, D);
+}
+
+void bias_backward(const tensor::Tensor& dbias, const tensor::Tensor& dy) {
+  const int D = static_cast<int>(dbias.numel());
+  TT_CHECK(last_dim(dy) == D);
+  dy.backend().bias_backward(dbias.f32(), dy.f32(), dy.numel() / D, D);
+}
+
+double sum_squares(const tensor::Tensor& x) { return x.backend().sum_squares(x.f32(), x.numel()); }
+
+void bias_relu_dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias,
+                               float p, backend::DropoutKey key) {
+  same_size(y, x, "bias_relu_dropout");
+  const int F = static_cast<int>(bias.numel());
+  TT_CHECK(last_dim(x) == F);
+  y.backend().bias_relu_dropout_forward(y.f32(), x.f32(), bias.f32(), x.numel() / F, F, p, key);
+}
+
+void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p) {
+  same_size(dx, dy, "relu_dropout_backward");
+  same_size(dy, y, "relu_dropout_backward");
+  dx.backend().relu_dropout_backward(dx.f32(), dy.f32(), y.f32(), dy.numel(), p);
+}
+
+void dropout_add_forward(const tensor::Tensor& y, const tensor::Tensor& residual, const tensor::Tensor& x, float p,
+                         backend::DropoutKey key) {
+  same_size(y, residual, "dropout_add");
+  same_size(y, x, "dropout_add");
+  y.backend().dropout_add_forward(y.f32(), residual.f32(), x.f32(), y.numel(), p, key);
+}
+
+void dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x, float p, backend::DropoutKey key) {
+  same_size(y, x, "dropout");
+  y.backend().dropout_forward(y.f32(), x.f32(), y.numel(), p, key);
+}
+
+void dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, float p, backend::DropoutKey key) {
+  same_size(dx, dy, "dropout_backward");
+  dx.backend().dropout_backward(dx.f32(), dy.f32(), dy.numel(), p, key);
+}
+
+}  // namespace tt::ops

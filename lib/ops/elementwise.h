@@ -1,0 +1,35 @@
+// Elementwise ops: residual adds, fused bias + ReLU + dropout, dropout (+ residual), scaling.
+// Dropout masks come from a DropoutKey (util/rng.h): backward recomputes the mask instead of storing it.
+#pragma once
+
+#include "backend/backend.h"
+#include "tensor/tensor.h"
+
+namespace tt::ops {
+
+// y = a + b (same element count). y may alias a or b.
+void add(const tensor::Tensor& y, const tensor::Tensor& a, const tensor::Tensor& b);
+// y += alpha * x
+void axpy(const tensor::Tensor& y, float alpha, const tensor::Tensor& x);
+// x *= alpha
+void scale(const tensor::Tensor& x, float alpha);
+// y = x + bias over rows of the last dim; db[D] += column sums of dy.
+void add_bias(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias);
+void bias_backward(const tensor::Tensor& dbias, const tensor::Tensor& dy);
+// Sum of squares (host double).
+double sum_squares(const tensor::Tensor& x);
+
+// y = dropout(relu(x + bias)), x/y [N, F]; y may alias x.
+void bias_relu_dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias,
+                               float p, backend::DropoutKey key);
+// dx = dy / (1-p) where y > 0, else 0 (assigned; dx may alias dy).
+void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p);
+
+// y = residual + dropout(x). y may alias residual or x.
+void dropout_add_forward(const tensor::Tensor& y, const tensor::Tensor& residual, const tensor::Tensor& x, float p,
+                         backend::DropoutKey key);
+// y = dropout(x); dx = mask · dy / (1-p). In place allowed; p == 0 copies.
+void dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x, float p, backend::DropoutKey key);
+void dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, float p, backend::DropoutKey key);
+
+}  // namespace tt::ops
