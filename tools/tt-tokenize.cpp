@@ -244,6 +244,13 @@ int tokenize_main(int argc, char** argv) {
   auto* vocab_cmd = app.add_subcommand("vocab", "List the vocabulary: id, piece, score");
   vocab_cmd->add_option("-m,--model", vocab_model, "SentencePiece model (PREFIX.model)")->required();
 
+  // CLI11 would report a mistyped subcommand as "A subcommand is required"; name it instead.
+  const std::string first = argc > 1 ? argv[1] : "-";
+  if (first[0] != '-' && first != "train" && first != "encode" && first != "decode" && first != "vocab") {
+    std::cerr << "tt-tokenize: error: unknown subcommand '" << first << "' (expected train, encode, decode or vocab)\n"
+              << "Run 'tt-tokenize --help' for usage.\n";
+    throw tt::cli::ExitRequest{2};
+  }
   tt::cli::parse(app, argc, argv);
   if (*train_cmd) return train(train_options, quiet);
   if (*encode_cmd) return encode(encode_args, alpha->count() > 0, seed->count() > 0);

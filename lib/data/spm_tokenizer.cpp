@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "data/spm_status.h"
 #include "util/error.h"
 
 namespace tt::data {
@@ -26,7 +27,7 @@ std::string read_model_bytes(const std::string& path) {
 }
 
 void check_status(const sentencepiece::util::Status& status, const char* what) {
-  if (!status.ok()) throw FormatError(std::string(what) + " failed: " + status.ToString());
+  if (!status.ok()) throw FormatError(std::string(what) + " failed: " + spm_status_message(status, status.ToString()));
 }
 
 }  // namespace
@@ -41,7 +42,7 @@ SpmTokenizer SpmTokenizer::load(const std::string& path) {
   auto status = processor->LoadFromSerializedProto(bytes);
   if (!status.ok() || processor->GetPieceSize() <= 0) {
     throw FormatError(path + ": not a valid SentencePiece model (" +
-                          (status.ok() ? std::string("no pieces") : status.ToString()) + ")",
+                          (status.ok() ? std::string("no pieces") : spm_status_message(status, "cannot parse it")) + ")",
                       "the file is corrupt or of another kind; pass the PREFIX.model from 'tt-tokenize train'");
   }
   return SpmTokenizer(std::move(processor), path);
@@ -118,7 +119,7 @@ std::string SpmTokenizer::decode_pieces(const std::vector<std::string>& pieces) 
 void SpmTokenizer::set_encode_extra_options(const std::string& options) {
   auto status = processor_->SetEncodeExtraOptions(options);
   if (!status.ok()) {
-    throw ConfigError("invalid extra options '" + options + "': " + status.ToString(),
+    throw ConfigError("invalid extra options '" + options + "': " + spm_status_message(status, "rejected"),
                       "use 'bos', 'eos', 'reverse' or 'unk', joined by ':'");
   }
 }
@@ -126,7 +127,7 @@ void SpmTokenizer::set_encode_extra_options(const std::string& options) {
 void SpmTokenizer::set_decode_extra_options(const std::string& options) {
   auto status = processor_->SetDecodeExtraOptions(options);
   if (!status.ok()) {
-    throw ConfigError("invalid extra options '" + options + "': " + status.ToString(),
+    throw ConfigError("invalid extra options '" + options + "': " + spm_status_message(status, "rejected"),
                       "use 'bos', 'eos', 'reverse' or 'unk', joined by ':'");
   }
 }

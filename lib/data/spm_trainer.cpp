@@ -8,6 +8,7 @@
 
 #include "data/sentence_sampler.h"
 #include "data/spm_tokenizer.h"
+#include "data/spm_status.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -139,7 +140,7 @@ SpmTrainSummary train_spm(const SpmTrainOptions& options) {
   std::string serialized;
   auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, &serialized);
   if (!status.ok()) {
-    throw Error("SentencePiece training failed: " + status.ToString(),
+    throw Error("SentencePiece training failed: " + spm_status_message(status, status.ToString()),
                 "nothing was written; adjust the options (e.g. a smaller --vocab-size) and retry");
   }
   if (serialized.empty()) throw InternalError("SentencePiece returned no model");
