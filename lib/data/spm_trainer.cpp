@@ -3,6 +3,11 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <unordered_map>
 
@@ -93,10 +98,13 @@ SpmTrainSummary train_spm(const SpmTrainOptions& options) {
   SpmTrainSummary summary;
   summary.model_path = options.model_prefix + ".model";
   summary.vocab_path = options.model_prefix + ".vocab";
-  // Open both outputs before the (long) training run, so an unwritable directory fails at once. Their
-  // temporaries are removed if anything below throws.
-  util::AtomicFile model_file(summary.model_path);
-  util::AtomicFile vocab_file(summary.vocab_path);
+  // An unwritable output directory fails at once, not after a long training run.
+  std::filesystem::path dir = std::filesystem::path(options.model_prefix).parent_path();
+  if (dir.empty()) dir = ".";
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw IoError(options.model_prefix + ": cannot write in " + dir.string() + ": " + std::strerror(errno),
+                  "check that the directory of --model-prefix exists and is writable");
+  }
 
   SamplerOptions sampler;
   sampler.max_sentences = options.input_sentence_size;
@@ -148,6 +156,8 @@ SpmTrainSummary train_spm(const SpmTrainOptions& options) {
   std::string vocab_text = vocab_file_text(serialized);
   summary.piece_size = 0;
   for (char c : vocab_text) summary.piece_size += (c == '\n');
+  util::AtomicFile model_file(summary.model_path);
+  util::AtomicFile vocab_file(summary.vocab_path);
   model_file.stream().write(serialized.data(), static_cast<std::streamsize>(serialized.size()));
   vocab_file.stream() << vocab_text;
   // The vocab goes first: the .model is what users and tools look for, so it appears last, complete.

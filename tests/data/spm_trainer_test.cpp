@@ -141,6 +141,12 @@ TEST_CASE("a failed training run leaves no PREFIX.model, no PREFIX.vocab and no 
     o.input_sentence_size = 50;
     CHECK_THROWS_WITH(tt::data::train_spm(o), Catch::Contains("--input-sentence-size"));
   }
+  SECTION("an output directory that does not exist") {
+    o.vocab_size = 100;
+    o.model_prefix = dir.file("no/such/dir/m");
+    CHECK_THROWS_AS(tt::data::train_spm(o), tt::IoError);
+    CHECK_THROWS_WITH(tt::data::train_spm(o), Catch::Contains("no/such/dir"));
+  }
   CHECK(listing(dir).empty());
 }
 
