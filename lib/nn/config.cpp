@@ -1,0 +1,197 @@
+#include "nn/config.h"
+
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace tt::nn {
+
+namespace {
+
+std::string fmt(float x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw ConfigError("invalid model config: " + message);
+}
+
+void require_probability(float p, const char* field) {
+  // 1.0 would drop everything (and divide by zero in the 1/(1-p) scaling); NaN fails both tests.
+  require(p >= 0.0f && p < 1.0f, std::string(field) + " (" + fmt(p) + ") must be in [0, 1)");
+}
+
+const char* position_name(PositionKind k) { return k == PositionKind::sinusoidal ? "sinusoidal" : "learned"; }
+const char* norm_name(NormPlacement n) { return n == NormPlacement::post ? "post" : "pre"; }
+
+}  // namespace
+
+void ModelConfig::validate() const {
+  require(vocab_size_src >= 5, "vocab_size_src (" + std::to_string(vocab_size_src) +
+                                   ") must be at least 5 (ids 0-3 are pad, unk, bos, eos); set the vocabulary size");
+  require(vocab_size_tgt >= 5, "vocab_size_tgt (" + std::to_string(vocab_size_tgt) +
+                                   ") must be at least 5 (ids 0-3 are pad, unk, bos, eos); set the vocabulary size");
+  require(!shared_vocab || vocab_size_src == vocab_size_tgt,
+          "shared_vocab needs vocab_size_src (" + std::to_string(vocab_size_src) + ") == vocab_size_tgt (" +
+              std::to_string(vocab_size_tgt) + "); set shared_vocab to false for separate vocabularies");
+  require(d_model > 0, "d_model (" + std::to_string(d_model) + ") must be positive");
+  require(heads > 0, "heads (" + std::to_string(heads) + ") must be positive");
+  require(d_model % heads == 0, "d_model (" + std::to_string(d_model) + ") must be divisible by heads (" +
+                                    std::to_string(heads) + ")");
+  require(d_ff > 0, "d_ff (" + std::to_string(d_ff) + ") must be positive");
+  require(n_layers_enc > 0, "n_layers_enc (" + std::to_string(n_layers_enc) + ") must be at least 1");
+  require(n_layers_dec > 0, "n_layers_dec (" + std::to_string(n_layers_dec) + ") must be at least 1");
+  require_probability(dropout, "dropout");
+  require_probability(attention_dropout, "attention_dropout");
+  require_probability(relu_dropout, "relu_dropout");
+  require_probability(label_smoothing, "label_smoothing");
+  require(layer_norm_eps > 0.0f, "layer_norm_eps (" + fmt(layer_norm_eps) + ") must be positive");
+  require(max_positions > 0, "max_positions (" + std::to_string(max_positions) + ") must be positive");
+  const int vocab = std::min(vocab_size_src, vocab_size_tgt);
+  const std::pair<const char*, int32_t> ids[] = {{"pad_id", pad_id}, {"unk_id", unk_id}, {"bos_id", bos_id},
+                                                  {"eos_id", eos_id}};
+  for (size_t i = 0; i < 4; ++i) {
+    require(ids[i].second >= 0 && ids[i].second < vocab, std::string(ids[i].first) + " (" +
+                                                             std::to_string(ids[i].second) +
+                                                             ") must be a valid id below the vocabulary size");
+    for (size_t j = 0; j < i; ++j)
+      require(ids[i].second != ids[j].second,
+              std::string(ids[i].first) + " and " + ids[j].first + " must differ");
+  }
+}
+
+int64_t ModelConfig::parameter_count() const {
+  const int64_t D = d_model, F = d_ff;
+  const int64_t embeddings = shared_vocab ? int64_t{vocab_size_src} * D
+                                          : (int64_t{vocab_size_src} + vocab_size_tgt) * D;
+  const int64_t positions = this->positions == PositionKind::learned ? int64_t{max_positions} * D : 0;
+  const int64_t projection = D * D + D;
+  const int64_t layer_norm = 2 * D;
+  const int64_t ffn = D * F + F + F * D + D;
+  const int64_t encoder_layer = 4 * projection + 2 * layer_norm + ffn;
+  const int64_t decoder_layer = 8 * projection + 3 * layer_norm + ffn;
+  const int64_t final_norms = norm == NormPlacement::pre ? 2 * layer_norm : 0;  // one per stack
+  // The output projection is tied to the (target) embedding and has no bias.
+  return embeddings + positions + n_layers_enc * encoder_layer + n_layers_dec * decoder_layer + final_norms;
+}
+
+ModelConfig preset(const std::string& name) {
+  ModelConfig c;
+  auto set = [&c](int layers, int d, int ff, int h, float dropout) {
+    c.n_layers_enc = c.n_layers_dec = layers;
+    c.d_model = d;
+    c.d_ff = ff;
+    c.heads = h;
+    c.dropout = dropout;
+  };
+  if (name == "base") set(6, 512, 2048, 8, 0.1f);
+  else if (name == "big") set(6, 1024, 4096, 16, 0.3f);
+  else if (name == "small") set(3, 256, 1024, 4, 0.1f);
+  else if (name == "tiny") set(4, 128, 256, 4, 0.3f);
+  else throw ConfigError("unknown preset '" + name + "'; valid presets: base, big, small, tiny");
+  return c;
+}
+
+nlohmann::json to_json(const ModelConfig& c) {
+  return nlohmann::json{
+      {"vocab_size_src", c.vocab_size_src},
+      {"vocab_size_tgt", c.vocab_size_tgt},
+      {"shared_vocab", c.shared_vocab},
+      {"d_model", c.d_model},
+      {"d_ff", c.d_ff},
+      {"heads", c.heads},
+      {"n_layers_enc", c.n_layers_enc},
+      {"n_layers_dec", c.n_layers_dec},
+      {"dropout", c.dropout},
+      {"attention_dropout", c.attention_dropout},
+      {"relu_dropout", c.relu_dropout},
+      {"label_smoothing", c.label_smoothing},
+      {"layer_norm_eps", c.layer_norm_eps},
+      {"positions", position_name(c.positions)},
+      {"max_positions", c.max_positions},
+      {"norm", norm_name(c.norm)},
+      {"pad_id", c.pad_id},
+      {"unk_id", c.unk_id},
+      {"bos_id", c.bos_id},
+      {"eos_id", c.eos_id},
+  };
+}
+
+ModelConfig config_from_json(const nlohmann::json& j, ModelConfig base) {
+  if (!j.is_object()) throw ConfigError("model config must be a JSON object, got " + std::string(j.type_name()));
+  ModelConfig& c = base;
+  using Setter = std::function<void(const std::string&, const nlohmann::json&)>;
+  auto wrong_type = [](const std::string& key, const char* expected, const nlohmann::json& v) {
+    return ConfigError("model config key '" + key + "' must be " + expected + ", got " + v.type_name() + " " +
+                       v.dump());
+  };
+  auto integer = [&](int& field) -> Setter {
+    return [&field, wrong_type](const std::string& key, const nlohmann::json& v) {
+      if (!v.is_number_integer()) throw wrong_type(key, "an integer", v);
+      const auto x = v.get<int64_t>();
+      if (x < INT32_MIN || x > INT32_MAX) throw wrong_type(key, "a 32-bit integer", v);
+      field = static_cast<int>(x);
+    };
+  };
+  auto number = [&](float& field) -> Setter {
+    return [&field, wrong_type](const std::string& key, const nlohmann::json& v) {
+      if (!v.is_number()) throw wrong_type(key, "a number", v);
+      field = v.get<float>();
+    };
+  };
+  const std::map<std::string, Setter> setters = {
+      {"vocab_size_src", integer(c.vocab_size_src)},
+      {"vocab_size_tgt", integer(c.vocab_size_tgt)},
+      {"shared_vocab",
+       [&](const std::string& key, const nlohmann::json& v) {
+         if (!v.is_boolean()) throw wrong_type(key, "true or false", v);
+         c.shared_vocab = v.get<bool>();
+       }},
+      {"d_model", integer(c.d_model)},
+      {"d_ff", integer(c.d_ff)},
+      {"heads", integer(c.heads)},
+      {"n_layers_enc", integer(c.n_layers_enc)},
+      {"n_layers_dec", integer(c.n_layers_dec)},
+      {"dropout", number(c.dropout)},
+      {"attention_dropout", number(c.attention_dropout)},
+      {"relu_dropout", number(c.relu_dropout)},
+      {"label_smoothing", number(c.label_smoothing)},
+      {"layer_norm_eps", number(c.layer_norm_eps)},
+      {"positions",
+       [&](const std::string& key, const nlohmann::json& v) {
+         if (v == "sinusoidal") c.positions = PositionKind::sinusoidal;
+         else if (v == "learned") c.positions = PositionKind::learned;
+         else throw wrong_type(key, "\"sinusoidal\" or \"learned\"", v);
+       }},
+      {"max_positions", integer(c.max_positions)},
+      {"norm",
+       [&](const std::string& key, const nlohmann::json& v) {
+         if (v == "post") c.norm = NormPlacement::post;
+         else if (v == "pre") c.norm = NormPlacement::pre;
+         else throw wrong_type(key, "\"post\" or \"pre\"", v);
+       }},
+      {"pad_id", integer(c.pad_id)},
+      {"unk_id", integer(c.unk_id)},
+      {"bos_id", integer(c.bos_id)},
+      {"eos_id", integer(c.eos_id)},
+  };
+  for (const auto& [key, value] : j.items()) {
+    auto it = setters.find(key);
+    if (it == setters.end()) {
+      std::string valid;
+      for (const auto& s : setters) valid += (valid.empty() ? "" : ", ") + s.first;
+      throw ConfigError("unknown model config key '" + key + "'", "valid keys: " + valid);
+    }
+    it->second(key, value);
+  }
+  return c;
+}
+
+}  // namespace tt::nn

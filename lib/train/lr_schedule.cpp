@@ -1,0 +1,26 @@
+#include "train/lr_schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "util/check.h"
+#include "util/error.h"
+
+namespace tt::train {
+
+InverseSqrtSchedule::InverseSqrtSchedule(int d_model, int64_t warmup_steps, double scale)
+    : d_model_(d_model), warmup_steps_(warmup_steps), scale_(scale) {
+  if (d_model <= 0) throw ConfigError("learning-rate schedule: d_model (" + std::to_string(d_model) + ") must be positive");
+  if (warmup_steps <= 0)
+    throw ConfigError("--warmup-steps (" + std::to_string(warmup_steps) + ") must be at least 1");
+  if (!(scale > 0.0) || !std::isfinite(scale)) throw ConfigError("--lr-scale must be a positive number");
+}
+
+double InverseSqrtSchedule::lr(int64_t step) const {
+  TT_CHECK_MSG(step >= 1, "learning-rate steps count from 1");
+  const double s = static_cast<double>(step), w = static_cast<double>(warmup_steps_);
+  return scale_ * std::pow(static_cast<double>(d_model_), -0.5) * std::min(std::pow(s, -0.5), s * std::pow(w, -1.5));
+}
+
+}  // namespace tt::train

@@ -1,0 +1,186 @@
+// ModelConfig: presets, validation messages, JSON round trip and errors, parameter count (against the
+// model's own registry).
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "nn/config.h"
+#include "nn/transformer.h"
+#include "util/error.h"
+
+using tt::nn::ModelConfig;
+
+namespace {
+
+ModelConfig with_vocab(ModelConfig c, int v) {
+  c.vocab_size_src = c.vocab_size_tgt = v;
+  return c;
+}
+
+// The validation message for `c`, or "" if it is valid.
+std::string problem(const ModelConfig& c) {
+  try {
+    c.validate();
+  } catch (const tt::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("presets follow the paper's Table 3 and the small/tiny sizes", "[config]") {
+  auto base = tt::nn::preset("base");
+  CHECK(base.n_layers_enc == 6);
+  CHECK(base.n_layers_dec == 6);
+  CHECK(base.d_model == 512);
+  CHECK(base.d_ff == 2048);
+  CHECK(base.heads == 8);
+  CHECK(base.dropout == Approx(0.1f));
+  CHECK(base.label_smoothing == Approx(0.1f));
+  auto big = tt::nn::preset("big");
+  CHECK((big.n_layers_enc == 6 && big.d_model == 1024 && big.d_ff == 4096 && big.heads == 16));
+  CHECK(big.dropout == Approx(0.3f));
+  auto small = tt::nn::preset("small");
+  CHECK((small.n_layers_enc == 3 && small.n_layers_dec == 3 && small.d_model == 256 && small.d_ff == 1024 &&
+         small.heads == 4));
+  CHECK(small.dropout == Approx(0.1f));
+  auto tiny = tt::nn::preset("tiny");
+  CHECK((tiny.n_layers_enc == 4 && tiny.d_model == 128 && tiny.d_ff == 256 && tiny.heads == 4));
+  CHECK(tiny.dropout == Approx(0.3f));
+  CHECK(tiny.head_dim() == 32);
+  CHECK_THROWS_WITH(tt::nn::preset("huge"), Catch::Contains("huge") && Catch::Contains("tiny"));
+}
+
+TEST_CASE("parameter count: base ~63M and big ~213M with a shared 37000 vocabulary", "[config]") {
+  // Exact figure by hand: 37000*512 + 6*(4*(512^2+512) + 2*1024 + (512*2048+2048+2048*512+512))
+  //                                 + 6*(8*(512^2+512) + 3*1024 + ...same FFN)
+  CHECK(with_vocab(tt::nn::preset("base"), 37000).parameter_count() == 63082496);
+  const auto big = with_vocab(tt::nn::preset("big"), 37000).parameter_count();
+  CHECK(big > 212'000'000);
+  CHECK(big < 215'000'000);
+
+  auto c = with_vocab(tt::nn::preset("tiny"), 1000);
+  const auto shared = c.parameter_count();
+  c.shared_vocab = false;
+  c.vocab_size_src = 1200;
+  CHECK(c.parameter_count() == shared + 1200 * 128);  // a second embedding matrix, output still tied
+  c.positions = tt::nn::PositionKind::learned;
+  CHECK(c.parameter_count() == shared + 1200 * 128 + 1024 * 128);
+  c.norm = tt::nn::NormPlacement::pre;
+  CHECK(c.parameter_count() == shared + 1200 * 128 + 1024 * 128 + 2 * 2 * 128);
+}
+
+TEST_CASE("parameter_count equals the model's registry for every variant", "[config]") {
+  for (bool shared : {true, false})
+    for (auto positions : {tt::nn::PositionKind::sinusoidal, tt::nn::PositionKind::learned})
+      for (auto norm : {tt::nn::NormPlacement::post, tt::nn::NormPlacement::pre}) {
+        ModelConfig c = with_vocab(tt::nn::preset("tiny"), 97);
+        c.shared_vocab = shared;
+        if (!shared) c.vocab_size_tgt = 61;
+        c.positions = positions;
+        c.norm = norm;
+        c.n_layers_dec = 3;
+        c.max_positions = 40;
+        int64_t sum = 0;
+        for (const auto& [name, shape] : tt::nn::Transformer::parameter_shapes(c)) sum += shape.numel();
+        INFO("shared " << shared << " learned " << (positions == tt::nn::PositionKind::learned) << " pre "
+                       << (norm == tt::nn::NormPlacement::pre));
+        CHECK(sum == c.parameter_count());
+      }
+  auto base = with_vocab(tt::nn::preset("base"), 37000);
+  int64_t sum = 0;
+  for (const auto& [name, shape] : tt::nn::Transformer::parameter_shapes(base)) sum += shape.numel();
+  CHECK(sum == base.parameter_count());
+}
+
+TEST_CASE("validate names the field and the rule", "[config]") {
+  ModelConfig ok = with_vocab(tt::nn::preset("base"), 8000);
+  CHECK(problem(ok).empty());
+
+  ModelConfig c = ok;
+  c.d_model = 500;
+  CHECK_THAT(problem(c), Catch::Contains("d_model (500)") && Catch::Contains("divisible by heads (8)"));
+  c = ok;
+  c.n_layers_enc = 0;
+  CHECK_THAT(problem(c), Catch::Contains("n_layers_enc"));
+  c = ok;
+  c.n_layers_dec = 0;
+  CHECK_THAT(problem(c), Catch::Contains("n_layers_dec"));
+  c = ok;
+  c.dropout = -0.1f;
+  CHECK_THAT(problem(c), Catch::Contains("dropout (-0.1)"));
+  c = ok;
+  c.attention_dropout = 1.0f;
+  CHECK_THAT(problem(c), Catch::Contains("attention_dropout"));
+  c = ok;
+  c.relu_dropout = 2.0f;
+  CHECK_THAT(problem(c), Catch::Contains("relu_dropout"));
+  c = ok;
+  c.label_smoothing = 1.0f;
+  CHECK_THAT(problem(c), Catch::Contains("label_smoothing"));
+  c = with_vocab(ok, 4);
+  CHECK_THAT(problem(c), Catch::Contains("vocab_size_src (4)") && Catch::Contains("at least 5"));
+  c = with_vocab(ok, 0);
+  CHECK_THAT(problem(c), Catch::Contains("vocab_size"));
+  c = ok;
+  c.vocab_size_tgt = 9000;  // shared vocabulary with two sizes
+  CHECK_THAT(problem(c), Catch::Contains("shared_vocab"));
+  c.shared_vocab = false;
+  CHECK(problem(c).empty());
+  c = ok;
+  c.heads = 0;
+  CHECK_THAT(problem(c), Catch::Contains("heads"));
+  c = ok;
+  c.d_ff = 0;
+  CHECK_THAT(problem(c), Catch::Contains("d_ff"));
+  c = ok;
+  c.max_positions = 0;
+  CHECK_THAT(problem(c), Catch::Contains("max_positions"));
+  c = ok;
+  c.eos_id = c.bos_id;
+  CHECK_THAT(problem(c), Catch::Contains("eos_id") && Catch::Contains("bos_id"));
+}
+
+TEST_CASE("JSON round trip keeps every field", "[config]") {
+  ModelConfig c = with_vocab(tt::nn::preset("tiny"), 1234);
+  c.shared_vocab = false;
+  c.vocab_size_tgt = 777;
+  c.n_layers_dec = 2;
+  c.attention_dropout = 0.05f;
+  c.relu_dropout = 0.15f;
+  c.label_smoothing = 0.2f;
+  c.layer_norm_eps = 1e-6f;
+  c.positions = tt::nn::PositionKind::learned;
+  c.norm = tt::nn::NormPlacement::pre;
+  c.max_positions = 300;
+  const nlohmann::json j = tt::nn::to_json(c);
+  CHECK(j["positions"] == "learned");
+  CHECK(j["norm"] == "pre");
+  ModelConfig r = tt::nn::config_from_json(nlohmann::json::parse(j.dump()));
+  CHECK(tt::nn::to_json(r) == j);
+  CHECK(r.vocab_size_tgt == 777);
+  CHECK(r.layer_norm_eps == 1e-6f);
+  CHECK(r.parameter_count() == c.parameter_count());
+}
+
+TEST_CASE("config_from_json overrides only the given keys and rejects unknown keys and wrong types", "[config]") {
+  ModelConfig base = tt::nn::preset("small");
+  ModelConfig r = tt::nn::config_from_json(nlohmann::json{{"d_model", 128}, {"dropout", 0}}, base);
+  CHECK(r.d_model == 128);
+  CHECK(r.dropout == 0.0f);
+  CHECK(r.d_ff == 1024);  // from the base
+  CHECK(r.n_layers_enc == 3);
+
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"d_modle", 128}}), Catch::Contains("'d_modle'"));
+  CHECK_THROWS_AS(tt::nn::config_from_json(nlohmann::json{{"d_modle", 128}}), tt::ConfigError);
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"heads", "8"}}),
+                    Catch::Contains("'heads'") && Catch::Contains("integer"));
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"heads", 8.5}}), Catch::Contains("'heads'"));
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"dropout", "0.1"}}),
+                    Catch::Contains("'dropout'") && Catch::Contains("number"));
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"shared_vocab", 1}}), Catch::Contains("'shared_vocab'"));
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"positions", "rotary"}}),
+                    Catch::Contains("'positions'") && Catch::Contains("sinusoidal"));
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"norm", "middle"}}), Catch::Contains("'norm'"));
+  CHECK_THROWS_AS(tt::nn::config_from_json(nlohmann::json::array()), tt::ConfigError);
+}
