@@ -1,0 +1,98 @@
+// The CPU backend: GEMMs through oneDNN (dnnl_sgemm, and the cached `matmul` primitive for strided
+// batched products), everything else as OpenMP loops with vectorisable inner loops.
+//
+// Threads (`--threads`): the count belongs to this instance. threads <= 0 means all cores
+// (omp_get_num_procs()). Every tt loop runs with `num_threads(threads_)`; oneDNN reads the OpenMP
+// `nthreads-var` ICV of the calling thread, so each GEMM entry point sets that ICV to threads_ just
+// before calling oneDNN (the constructor sets it too). Both share the one GNU OpenMP runtime.
+//
+// No kernel allocates: per-thread partial sums live in `scratch_`, grown once to its largest size.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace tt::backend::cpu {
+
+struct MatmulCache;  // oneDNN engine, stream and matmul primitives (matmul_cache.h)
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads);
+  ~CpuBackend() override;
+  CpuBackend(const CpuBackend&) = delete;
+  CpuBackend& operator=(const CpuBackend&) = delete;
+
+  int threads() const { return threads_; }
+
+  tensor::Device device() const override { return tensor::Device::cpu; }
+  std::string name() const override;
+
+  void* allocate(size_t bytes) override;
+  void deallocate(void* ptr, size_t bytes) noexcept override;
+  void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
+  void copy(void* dst, const void* src, size_t bytes) override;
+  void fill(float* x, float value, int64_t n) override;
+  void synchronize() override {}
+
+  void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
+            const float* B, int64_t ldb, float beta, float* C, int64_t ldc) override;
+  void gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
+                    const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta, float* C,
+                    MatrixStrides c) override;
+
+  void add_bias(float* y, const float* x, const float* bias, int64_t N, int D) override;
+  void bias_backward(float* dbias, const float* dy, int64_t N, int D) override;
+  void add(float* y, const float* a, const float* b, int64_t n) override;
+  void axpy(float* y, float alpha, const float* x, int64_t n) override;
+  void scale(float* x, float alpha, int64_t n) override;
+  double sum_squares(const float* x, int64_t n) override;
+
+  void bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p,
+                                 DropoutKey key) override;
+  void relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) override;
+  void dropout_add_forward(float* y, const float* residual, const float* x, int64_t n, float p,
+                           DropoutKey key) override;
+  void dropout_forward(float* y, const float* x, int64_t n, float p, DropoutKey key) override;
+  void dropout_backward(float* dx, const float* dy, int64_t n, float p, DropoutKey key) override;
+
+  void layer_norm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma,
+                          const float* beta, int64_t N, int D, float eps) override;
+  void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+                           const float* mean, const float* rstd, const float* gamma, int64_t N, int D) override;
+
+  void attention_softmax_forward(float* scores, const int32_t* key_lengths, int B, int H, int Tq, int Tk,
+                                 float scale, bool causal, int query_offset) override;
+  void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk,
+                                  float scale) override;
+
+  void embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions, float scale,
+                         int B, int T, int D, int position_offset) override;
+  void embedding_backward(float* dtable, const float* dy, const int32_t* ids, float scale, int64_t N,
+                          int D) override;
+  void positions_backward(float* dpositions, const float* dy, int B, int T, int D) override;
+
+  void cross_entropy_forward_backward(float* loss, float* nll, float* logits, const int32_t* targets, int64_t N,
+                                      int V, float eps, int32_t ignore_id, float grad_scale) override;
+  void log_softmax(float* x, int64_t N, int V) override;
+
+  void adam_step(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1,
+                 float beta2, float eps, float weight_decay, int64_t step) override;
+
+  void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override;
+
+ private:
+  // Scratch of at least n floats, grown (never shrunk) on demand; kernels use it for partial sums.
+  float* scratch(size_t n);
+  // Threads worth using for `work` elements of cheap streaming work (avoids fork/join on tiny inputs).
+  int threads_for(int64_t work) const;
+
+  int threads_;
+  std::vector<float> scratch_;
+  std::unique_ptr<MatmulCache> matmul_;
+};
+
+}  // namespace tt::backend::cpu

@@ -1,0 +1,62 @@
+// Fused label-smoothed cross-entropy: loss, nll and the gradient in place of the logits.
+//   logits: [N, V] (gradient on exit)   targets, loss, nll: [N]
+// Per row: one read for max and sum(x), one pass writing exp(x - max) in place, one pass turning it
+// into (softmax - q) * grad_scale. The [V] row stays in L1/L2 between passes.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/fast_math.h"
+#include "util/check.h"
+
+namespace tt::backend::cpu {
+
+void CpuBackend::cross_entropy_forward_backward(float* loss, float* nll, float* logits, const int32_t* targets,
+                                                int64_t N, int V, float eps, int32_t ignore_id,
+                                                float grad_scale) {
+  for (int64_t i = 0; i < N; ++i) {  // cheap, and an out-of-range id would read past the row
+    TT_CHECK_MSG(targets[i] == ignore_id || (targets[i] >= 0 && targets[i] < V),
+                 "target " + std::to_string(targets[i]) + " outside [0, " + std::to_string(V) + ")");
+  }
+  const float smooth = eps / static_cast<float>(V);
+  int nt = threads_for(N * V * 4);
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t i = 0; i < N; ++i) {
+    float* x = logits + i * V;
+    const int32_t t = targets[i];
+    if (t == ignore_id) {
+      loss[i] = 0.0f;
+      nll[i] = 0.0f;
+#pragma omp simd
+      for (int k = 0; k < V; ++k) x[k] = 0.0f;
+      continue;
+    }
+    float mx = -std::numeric_limits<float>::infinity(), sx = 0.0f;
+#pragma omp simd reduction(max : mx) reduction(+ : sx)
+    for (int k = 0; k < V; ++k) {
+      mx = std::max(mx, x[k]);
+      sx += x[k];
+    }
+    const float xt = x[t];
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int k = 0; k < V; ++k) {
+      float e = fast_exp(x[k] - mx);
+      x[k] = e;
+      sum += e;
+    }
+    const double lse = static_cast<double>(mx) + std::log(static_cast<double>(sum));
+    const double logp_t = xt - lse;
+    const double sum_logp = static_cast<double>(sx) - static_cast<double>(V) * lse;
+    nll[i] = static_cast<float>(-logp_t);
+    loss[i] = static_cast<float>(-(1.0 - eps) * logp_t - static_cast<double>(smooth) * sum_logp);
+    const float a = grad_scale / sum, b = -smooth * grad_scale;
+#pragma omp simd
+    for (int k = 0; k < V; ++k) x[k] = std::fma(x[k], a, b);
+    x[t] -= (1.0f - eps) * grad_scale;
+  }
+}
+
+}  // namespace tt::backend::cpu

@@ -1,0 +1,61 @@
+// Token embeddings (scaled) plus positions, and their gradients.
+//   y, dy: [B, T, D]   ids: [B, T]   table, dtable: [V, D]   positions, dpositions: [P, D]
+#include <omp.h>
+
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.h"
+
+namespace tt::backend::cpu {
+
+void CpuBackend::embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions,
+                                   float scale, int B, int T, int D, int position_offset) {
+  const int64_t N = static_cast<int64_t>(B) * T;
+  int nt = threads_for(N * D);
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t i = 0; i < N; ++i) {
+    const float* e = table + static_cast<int64_t>(ids[i]) * D;
+    float* yr = y + i * D;
+    if (positions) {
+      const float* pr = positions + static_cast<int64_t>(position_offset + i % T) * D;
+#pragma omp simd
+      for (int j = 0; j < D; ++j) yr[j] = std::fma(scale, e[j], pr[j]);
+    } else {
+#pragma omp simd
+      for (int j = 0; j < D; ++j) yr[j] = scale * e[j];
+    }
+  }
+}
+
+void CpuBackend::embedding_backward(float* dtable, const float* dy, const int32_t* ids, float scale, int64_t N,
+                                    int D) {
+  // Thread t owns the table rows with id % nt == t: duplicate ids never race, and each row receives its
+  // contributions in token order on any thread count.
+  int nt = threads_for(N * D);
+#pragma omp parallel num_threads(nt)
+  {
+    const int tid = omp_get_thread_num();
+    for (int64_t i = 0; i < N; ++i) {
+      if (ids[i] % nt != tid) continue;
+      float* d = dtable + static_cast<int64_t>(ids[i]) * D;
+      const float* g = dy + i * D;
+#pragma omp simd
+      for (int j = 0; j < D; ++j) d[j] = std::fma(scale, g[j], d[j]);
+    }
+  }
+}
+
+void CpuBackend::positions_backward(float* dpositions, const float* dy, int B, int T, int D) {
+  int nt = threads_for(static_cast<int64_t>(B) * T * D);
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int t = 0; t < T; ++t) {
+    float* d = dpositions + static_cast<int64_t>(t) * D;
+    for (int b = 0; b < B; ++b) {
+      const float* g = dy + (static_cast<int64_t>(b) * T + t) * D;
+#pragma omp simd
+      for (int j = 0; j < D; ++j) d[j] += g[j];
+    }
+  }
+}
+
+}  // namespace tt::backend::cpu

@@ -1,0 +1,125 @@
+// Matrix products through oneDNN.
+//   gemm:         C[M, N] = alpha * op(A)[M, K] * op(B)[K, N] + beta * C  (row-major, dnnl_sgemm)
+//   gemm_batched: the same over a [batch1, batch2] grid with arbitrary strides — one oneDNN `matmul`
+//                 primitive with 4-D strided memory descriptors, created once per shape/stride key and
+//                 cached here; attention runs straight on [B, T, H, Dh] projections with no transposes.
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <bit>
+#include <string>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/matmul_cache.h"
+#include "util/error.h"
+
+namespace tt::backend::cpu {
+namespace {
+
+void check_sgemm(dnnl_status_t status, int M, int N, int K) {
+  if (status != dnnl_success) {
+    throw InternalError("dnnl_sgemm failed with status " + std::to_string(static_cast<int>(status)) + " (M=" +
+                        std::to_string(M) + ", N=" + std::to_string(N) + ", K=" + std::to_string(K) + ")");
+  }
+}
+
+// C = beta * C for the degenerate K == 0 product (oneDNN's behaviour there is not documented).
+void scale_matrix(float* C, int64_t ldc, int M, int N, float beta) {
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+}
+
+}  // namespace
+
+void CpuBackend::gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
+                      const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    scale_matrix(C, ldc, M, N, beta);
+    return;
+  }
+  omp_set_num_threads(threads_);  // oneDNN sizes its parallel region from this ICV (cpu_backend.h)
+  check_sgemm(dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc),
+              M, N, K);
+}
+
+void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
+                              const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta,
+                              float* C, MatrixStrides c) {
+  if (batch1 <= 0 || batch2 <= 0 || M <= 0 || N <= 0) return;
+  if (!matmul_) matmul_ = std::make_unique<MatmulCache>();
+  MatmulCache& cache = *matmul_;
+  MatmulCache::Key key{trans_a, trans_b, batch1, batch2, M, N, K, std::bit_cast<int32_t>(alpha),
+                       std::bit_cast<int32_t>(beta), a.batch1, a.batch2, a.ld, b.batch1, b.batch2, b.ld,
+                       c.batch1, c.batch2, c.ld};
+  omp_set_num_threads(threads_);
+
+  auto it = cache.entries.find(key);
+  if (it == cache.entries.end() && K > 0 && !cache.unsupported.count(key)) {
+    using dnnl::memory;
+    using dt = memory::data_type;
+    memory::dims a_strides = trans_a ? memory::dims{a.batch1, a.batch2, 1, a.ld}
+                                     : memory::dims{a.batch1, a.batch2, a.ld, 1};
+    memory::dims b_strides = trans_b ? memory::dims{b.batch1, b.batch2, 1, b.ld}
+                                     : memory::dims{b.batch1, b.batch2, b.ld, 1};
+    memory::desc a_md({batch1, batch2, M, K}, dt::f32, a_strides);
+    memory::desc b_md({batch1, batch2, K, N}, dt::f32, b_strides);
+    memory::desc c_md({batch1, batch2, M, N}, dt::f32, memory::dims{c.batch1, c.batch2, c.ld, 1});
+    try {
+      dnnl::primitive_attr attr;
+      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+      if (beta != 0.0f) {
+        dnnl::post_ops ops;
+        ops.append_sum(beta);
+        attr.set_post_ops(ops);
+      }
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, cache.engine);
+      if (cache.entries.size() >= MatmulCache::kMaxEntries) cache.entries.clear();
+      MatmulCache::Entry e{dnnl::matmul(pd), memory(a_md, cache.engine, nullptr), memory(b_md, cache.engine, nullptr),
+                           memory(c_md, cache.engine, nullptr)};
+      it = cache.entries.emplace(key, std::move(e)).first;
+    } catch (const dnnl::error&) {
+      // e.g. zero batch strides (broadcast operands) that matmul does not take: loop over sgemm below.
+      cache.unsupported.emplace(key, true);
+    }
+  }
+
+  if (it != cache.entries.end()) {
+    MatmulCache::Entry& e = it->second;
+    try {
+      e.a.set_data_handle(const_cast<float*>(A));
+      e.b.set_data_handle(const_cast<float*>(B));
+      e.c.set_data_handle(C);
+      e.prim.execute(cache.stream, {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}});
+      cache.stream.wait();
+    } catch (const dnnl::error& err) {
+      throw InternalError(std::string("oneDNN matmul failed: ") + err.what() + " (status " +
+                          std::to_string(static_cast<int>(err.status)) + ")");
+    }
+    return;
+  }
+
+  // Fallback: one single-threaded sgemm per matrix, matrices spread over the threads.
+  const int64_t count = static_cast<int64_t>(batch1) * batch2;
+  dnnl_status_t status = dnnl_success;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t i1 = i / batch2, i2 = i % batch2;
+    const float* Ai = A + i1 * a.batch1 + i2 * a.batch2;
+    const float* Bi = B + i1 * b.batch1 + i2 * b.batch2;
+    float* Ci = C + i1 * c.batch1 + i2 * c.batch2;
+    if (K <= 0) {
+      scale_matrix(Ci, c.ld, M, N, beta);
+      continue;
+    }
+    dnnl_status_t s = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, Ai, a.ld, Bi, b.ld,
+                                 beta, Ci, c.ld);
+    if (s != dnnl_success) {
+#pragma omp critical(tt_gemm_status)
+      status = s;
+    }
+  }
+  check_sgemm(status, M, N, K);
+}
+
+}  // namespace tt::backend::cpu

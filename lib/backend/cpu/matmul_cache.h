@@ -1,0 +1,26 @@
+// The oneDNN state of one CpuBackend: engine, stream and the cached batched `matmul` primitives.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace tt::backend::cpu {
+
+struct MatmulCache {
+  // Key: trans_a, trans_b, batch1, batch2, M, N, K, alpha and beta bits, the nine strides.
+  using Key = std::array<int64_t, 18>;
+  struct Entry {
+    dnnl::matmul prim;
+    dnnl::memory a, b, c;  // user-pointer memories; the data handle is swapped on every call
+  };
+  static constexpr size_t kMaxEntries = 512;  // attention shapes vary with batch length; bound the cache
+
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  std::map<Key, Entry> entries;
+  std::map<Key, bool> unsupported;  // keys oneDNN refused: those use the sgemm loop
+};
+
+}  // namespace tt::backend::cpu

@@ -1,0 +1,77 @@
+// Attention softmax (in place, masked) and row log-softmax.
+//   scores, grad, probs: [B, H, Tq, Tk]   key_lengths: [B] (may be null)   log_softmax x: [N, V]
+// Masked keys are never exponentiated: a row's valid prefix [0, len) is normalised and the rest is
+// written as exact zeros, so padded and future weights are 0, not merely tiny.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/fast_math.h"
+
+namespace tt::backend::cpu {
+
+void CpuBackend::attention_softmax_forward(float* scores, const int32_t* key_lengths, int B, int H, int Tq,
+                                           int Tk, float scale, bool causal, int query_offset) {
+  const int64_t rows = static_cast<int64_t>(B) * H * Tq;
+  int nt = threads_for(rows * Tk * 4);
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int b = static_cast<int>(r / (static_cast<int64_t>(H) * Tq));
+    const int q = static_cast<int>(r % Tq);
+    int len = Tk;
+    if (key_lengths) len = std::min(len, key_lengths[b]);
+    if (causal) len = std::min(len, q + query_offset + 1);
+    len = std::max(len, 1);  // every row keeps key 0
+    float* s = scores + r * Tk;
+    float mx = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : mx)
+    for (int k = 0; k < len; ++k) mx = std::max(mx, s[k] * scale);
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int k = 0; k < len; ++k) {
+      float e = fast_exp(s[k] * scale - mx);
+      s[k] = e;
+      sum += e;
+    }
+    const float inv = 1.0f / sum;
+#pragma omp simd
+    for (int k = 0; k < len; ++k) s[k] *= inv;
+    for (int k = len; k < Tk; ++k) s[k] = 0.0f;
+  }
+}
+
+void CpuBackend::attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk,
+                                            float scale) {
+  const int64_t rows = static_cast<int64_t>(B) * H * Tq;
+  int nt = threads_for(rows * Tk * 2);
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    float* g = grad + r * Tk;
+    const float* p = probs + r * Tk;
+    float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+    for (int k = 0; k < Tk; ++k) dot += g[k] * p[k];
+#pragma omp simd
+    for (int k = 0; k < Tk; ++k) g[k] = scale * p[k] * (g[k] - dot);
+  }
+}
+
+void CpuBackend::log_softmax(float* x, int64_t N, int V) {
+  int nt = threads_for(N * V * 4);
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t i = 0; i < N; ++i) {
+    float* row = x + i * V;
+    float mx = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : mx)
+    for (int k = 0; k < V; ++k) mx = std::max(mx, row[k]);
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int k = 0; k < V; ++k) sum += fast_exp(row[k] - mx);
+    const float shift = mx + std::log(sum);
+#pragma omp simd
+    for (int k = 0; k < V; ++k) row[k] -= shift;
+  }
+}
+
+}  // namespace tt::backend::cpu
