@@ -1,0 +1,98 @@
+// Shared helpers of the CUDA tests: every kernel runs on the CUDA backend and on the CPU backend (the
+// reference; its raw pointers are plain host memory) with the same inputs, and the results are compared.
+// On a host without a CUDA device every test FAILS at require_cuda() — it never passes by doing nothing
+// (scripts/test.sh leaves the `cuda` label out on such hosts, and says so).
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_factory.h"
+#include "tensor/buffer.h"
+
+namespace tt::test {
+
+inline std::unique_ptr<backend::Backend> require_cuda() {
+  INFO("these tests need a CUDA device; none is visible (run them on a GPU host)");
+  REQUIRE(backend::cuda_device_count() > 0);
+  return backend::make_cuda_backend(0);
+}
+
+inline std::unique_ptr<backend::Backend> cpu_reference() { return backend::make_backend("cpu", 2); }
+
+// Uniform values in [lo, hi) from a fixed seed (tests never depend on time).
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+inline std::vector<int32_t> random_ids(size_t n, uint32_t seed, int32_t lo, int32_t hi_inclusive) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int32_t> dist(lo, hi_inclusive);
+  std::vector<int32_t> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+// A device copy of a host vector, freed with the test (tensor::Buffer is RAII over Backend::allocate).
+template <typename T>
+class DeviceVector {
+ public:
+  DeviceVector(backend::Backend& backend, const std::vector<T>& host)
+      : backend_(backend), buffer_(backend, host.size() * sizeof(T)), size_(host.size()) {
+    backend.copy_from_host(buffer_.data(), host.data(), host.size() * sizeof(T));
+  }
+  DeviceVector(backend::Backend& backend, size_t n, T value)
+      : DeviceVector(backend, std::vector<T>(n, value)) {}
+  T* data() const { return static_cast<T*>(buffer_.data()); }
+  std::vector<T> to_host() const {
+    std::vector<T> host(size_);
+    backend_.copy_to_host(host.data(), buffer_.data(), size_ * sizeof(T));
+    return host;
+  }
+
+ private:
+  backend::Backend& backend_;
+  tensor::Buffer buffer_;
+  size_t size_;
+};
+
+// got[i] within atol + rtol * |want[i]| for every i; reports the first few mismatches.
+inline void check_close(const std::vector<float>& got, const std::vector<float>& want, double rtol = 1e-5,
+                        double atol = 1e-5) {
+  REQUIRE(got.size() == want.size());
+  size_t bad = 0;
+  std::ostringstream first;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double g = got[i], w = want[i];
+    bool ok = std::isfinite(w) ? std::abs(g - w) <= atol + rtol * std::abs(w) : (std::isnan(w) ? std::isnan(g) : g == w);
+    if (!ok && bad++ < 5) first << "  [" << i << "] cuda " << g << " vs cpu " << w << "\n";
+  }
+  INFO(bad << " of " << got.size() << " elements differ:\n" << first.str());
+  CHECK(bad == 0);
+}
+
+// Bit-for-bit equality (dropout masks and the values they select).
+inline void check_equal(const std::vector<float>& got, const std::vector<float>& want) {
+  REQUIRE(got.size() == want.size());
+  size_t bad = 0;
+  std::ostringstream first;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != want[i] && bad++ < 5) first << "  [" << i << "] cuda " << got[i] << " vs cpu " << want[i] << "\n";
+  }
+  INFO(bad << " of " << got.size() << " elements differ:\n" << first.str());
+  CHECK(bad == 0);
+}
+
+}  // namespace tt::test
