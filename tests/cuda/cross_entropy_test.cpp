@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cuda/cuda_fixture.h"
+#include "support/reference_kernels.h"
 
 using namespace tt;
 using namespace tt::test;
@@ -23,6 +24,9 @@ TEST_CASE("cuda cross_entropy_forward_backward", "[cuda]") {
       DeviceVector<float> dlogits(*gpu, logits), dloss(*gpu, loss), dnll(*gpu, nll);
       DeviceVector<int32_t> dtargets(*gpu, targets);
       const float grad_scale = 1.0f / float(N);
+      std::vector<double> ref_loss(N), ref_nll(N), ref_grad(N * V);
+      reference::cross_entropy_forward_backward(ref_loss.data(), ref_nll.data(), ref_grad.data(), logits.data(),
+                                                targets.data(), N, V, eps, pad, grad_scale);
       gpu->cross_entropy_forward_backward(dloss.data(), dnll.data(), dlogits.data(), dtargets.data(), N, V, eps,
                                           pad, grad_scale);
       cpu->cross_entropy_forward_backward(loss.data(), nll.data(), logits.data(), targets.data(), N, V, eps, pad,
@@ -31,6 +35,9 @@ TEST_CASE("cuda cross_entropy_forward_backward", "[cuda]") {
       check_close(dnll.to_host(), nll, 1e-5, 1e-5);
       std::vector<float> grad = dlogits.to_host();
       check_close(grad, logits, 1e-4, 1e-7);
+      check_close(dloss.to_host(), ref_loss, 1e-5, 1e-5);
+      check_close(dnll.to_host(), ref_nll, 1e-5, 1e-5);
+      check_close(grad, ref_grad, 1e-4, 1e-7);
       for (int64_t i = 0; i < N; ++i) {
         if (targets[i] != pad) continue;
         CHECK(dloss.to_host()[i] == 0.0f);

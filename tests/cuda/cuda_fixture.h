@@ -68,8 +68,9 @@ class DeviceVector {
   size_t size_;
 };
 
-// got[i] within atol + rtol * |want[i]| for every i; reports the first few mismatches.
-inline void check_close(const std::vector<float>& got, const std::vector<float>& want, double rtol = 1e-5,
+// got[i] within atol + rtol * |want[i]| for every i (NaN only where want is NaN, infinities equal);
+// reports the first few mismatches. `want` comes from the CPU backend or the double reference.
+inline void check_close(const std::vector<float>& got, const std::vector<double>& want, double rtol = 1e-5,
                         double atol = 1e-5) {
   REQUIRE(got.size() == want.size());
   size_t bad = 0;
@@ -77,10 +78,15 @@ inline void check_close(const std::vector<float>& got, const std::vector<float>&
   for (size_t i = 0; i < got.size(); ++i) {
     double g = got[i], w = want[i];
     bool ok = std::isfinite(w) ? std::abs(g - w) <= atol + rtol * std::abs(w) : (std::isnan(w) ? std::isnan(g) : g == w);
-    if (!ok && bad++ < 5) first << "  [" << i << "] cuda " << g << " vs cpu " << w << "\n";
+    if (!ok && bad++ < 5) first << "  [" << i << "] cuda " << g << " vs " << w << "\n";
   }
   INFO(bad << " of " << got.size() << " elements differ:\n" << first.str());
   CHECK(bad == 0);
+}
+
+inline void check_close(const std::vector<float>& got, const std::vector<float>& want, double rtol = 1e-5,
+                        double atol = 1e-5) {
+  check_close(got, std::vector<double>(want.begin(), want.end()), rtol, atol);
 }
 
 // Bit-for-bit equality (dropout masks and the values they select).

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cuda/cuda_fixture.h"
+#include "support/reference_kernels.h"
 
 using namespace tt;
 using namespace tt::test;
@@ -23,6 +24,10 @@ TEST_CASE("cuda layer_norm forward and backward", "[cuda]") {
                             dbeta_in.data(), N, D, eps);
     cpu->layer_norm_forward(y.data(), mean.data(), rstd.data(), x.data(), gamma.data(), beta.data(), N, D, eps);
     check_close(dyv.to_host(), y, 1e-5, 1e-5);
+    std::vector<double> ref_y(N * D), ref_mean(N), ref_rstd(N);
+    reference::layer_norm_forward(ref_y.data(), ref_mean.data(), ref_rstd.data(), x.data(), gamma.data(),
+                                  beta.data(), N, D, eps);
+    check_close(dyv.to_host(), ref_y, 1e-5, 1e-5);
     check_close(dmean.to_host(), mean, 1e-5, 1e-6);
     check_close(drstd.to_host(), rstd, 1e-5, 1e-6);
 
