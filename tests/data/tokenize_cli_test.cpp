@@ -128,6 +128,19 @@ TEST_CASE("cli: n-best and sampling keep one output line per input line", "[cli]
   CHECK(run_command(tok + " encode -m " + model + " --nbest 2 --alpha 0.1", input).status == 2);
 }
 
+TEST_CASE("cli: seeded sampling is reproducible on several threads, over many chunks", "[cli]") {
+  TmpDir dir;
+  auto model = cli_train(dir);
+  std::string big;
+  for (int i = 0; i < 250; ++i) big += fixture_text();  // 10,000 lines: chunks go to both workers
+  const std::string cmd = tok + " encode -m " + model + " --format id --alpha 0.5 --seed 11 --threads 2";
+  auto a = run_command(cmd, big);
+  REQUIRE(a.status == 0);
+  CHECK(count_lines(a.out) == count_lines(big));
+  CHECK(run_command(cmd, big).out == a.out);
+  CHECK(run_command(tok + " encode -m " + model + " --format id --threads 2", big).out != a.out);  // it does sample
+}
+
 TEST_CASE("cli: bad input gives one clear message and a non-zero exit", "[cli]") {
   TmpDir dir;
   auto model = cli_train(dir);
