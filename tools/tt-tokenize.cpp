@@ -187,6 +187,33 @@ void add_filter_options(CLI::App* sub, FilterArgs& args) {
   sub->add_option("--extra-options", args.extra_options, "SentencePiece extra options, e.g. bos:eos or reverse");
 }
 
+void add_train_options(CLI::App* sub, tt::data::SpmTrainOptions& o, bool& quiet) {
+  sub->add_option("-i,--input", o.inputs, "Training text, one sentence per line (several: joint vocabulary)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("-o,--model-prefix", o.model_prefix, "Output prefix")->required();
+  sub->add_option("--vocab-size", o.vocab_size, "Vocabulary size")->required();
+  sub->add_option("--model-type", o.model_type, "unigram, bpe, char or word")
+      ->check(CLI::IsMember({"unigram", "bpe", "char", "word"}))
+      ->capture_default_str();
+  sub->add_option("--character-coverage", o.character_coverage, "Share of characters covered by the alphabet")
+      ->capture_default_str();
+  sub->add_option("--input-sentence-size", o.input_sentence_size,
+                  "Train on a random sample of this many sentences (0: all)")
+      ->capture_default_str();
+  sub->add_option("--user-defined-symbols", o.user_defined_symbols, "Symbols always kept as one piece (a,b,...)")
+      ->delimiter(',');
+  sub->add_flag("--byte-fallback", o.byte_fallback, "Spell unknown characters as UTF-8 bytes");
+  sub->add_option("--max-sentence-length", o.max_sentence_length, "Skip training lines longer than this (bytes)")
+      ->capture_default_str();
+  sub->add_option("--normalization", o.normalization, "nmt_nfkc, nfkc, nmt_nfkc_cf, nfkc_cf or identity")
+      ->capture_default_str();
+  sub->add_option("--threads", o.threads, "Training threads")->check(CLI::Range(1, 128))->capture_default_str();
+  sub->add_option("--seed", o.seed, "Seed for --input-sentence-size sampling")->capture_default_str();
+  sub->add_flag("-v,--verbose", o.verbose, "Show SentencePiece's training log");
+  sub->add_flag("-q,--quiet", quiet, "Print nothing on success");
+}
+
 int tokenize_main(int argc, char** argv) {
   CLI::App app{"Train and apply SentencePiece subword models (stdin -> stdout)."};
   tt::cli::configure_app(app, "tt-tokenize");
@@ -196,44 +223,21 @@ int tokenize_main(int argc, char** argv) {
   train_options.threads = default_threads();
   bool quiet = false;
   auto* train_cmd = app.add_subcommand("train", "Train a model: writes PREFIX.model and PREFIX.vocab");
-  train_cmd->add_option("-i,--input", train_options.inputs, "Training text, one sentence per line (several files: joint vocabulary)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  train_cmd->add_option("-o,--model-prefix", train_options.model_prefix, "Output prefix")->required();
-  train_cmd->add_option("--vocab-size", train_options.vocab_size, "Vocabulary size")->required();
-  train_cmd->add_option("--model-type", train_options.model_type, "unigram, bpe, char or word")
-      ->check(CLI::IsMember({"unigram", "bpe", "char", "word"}))
-      ->capture_default_str();
-  train_cmd->add_option("--character-coverage", train_options.character_coverage,
-                        "Share of characters covered by the alphabet")->capture_default_str();
-  train_cmd->add_option("--input-sentence-size", train_options.input_sentence_size,
-                        "Train on a random sample of this many sentences (0: all)")->capture_default_str();
-  train_cmd->add_option("--user-defined-symbols", train_options.user_defined_symbols,
-                        "Symbols always kept as one piece (comma-separated)")->delimiter(',');
-  train_cmd->add_flag("--byte-fallback", train_options.byte_fallback, "Spell unknown characters as UTF-8 bytes");
-  train_cmd->add_option("--max-sentence-length", train_options.max_sentence_length,
-                        "Skip training lines longer than this many bytes")->capture_default_str();
-  train_cmd->add_option("--normalization", train_options.normalization,
-                        "nmt_nfkc, nfkc, nmt_nfkc_cf, nfkc_cf or identity")->capture_default_str();
-  train_cmd->add_option("--threads", train_options.threads, "Training threads")
-      ->check(CLI::Range(1, 128))
-      ->capture_default_str();
-  train_cmd->add_option("--seed", train_options.seed, "Seed for --input-sentence-size sampling")->capture_default_str();
-  train_cmd->add_flag("-v,--verbose", train_options.verbose, "Show SentencePiece's training log");
-  train_cmd->add_flag("-q,--quiet", quiet, "Print nothing on success");
+  add_train_options(train_cmd, train_options, quiet);
 
   FilterArgs encode_args;
   auto* encode_cmd = app.add_subcommand("encode", "Encode text from stdin into subwords on stdout");
   add_filter_options(encode_cmd, encode_args);
-  auto* nbest = encode_cmd->add_option("--nbest", encode_args.nbest,
-                                       "Write the N best segmentations per line, TAB-separated (unigram)")
+  auto* nbest = encode_cmd->add_option("--nbest", encode_args.nbest, "Write the N best segmentations, TAB-separated")
                     ->check(CLI::Range(1, 1000));
   auto* alpha = encode_cmd->add_option("--alpha", encode_args.alpha,
-                                       "Sample segmentations (subword regularisation / BPE-dropout) with this smoothing")
+                                       "Sample segmentations (subword regularisation, BPE-dropout)")
                     ->check(CLI::Range(0.0f, 1000.0f));
-  encode_cmd->add_option("--nbest-size", encode_args.nbest_size, "Sample from the N best (-1: all; unigram)")
-      ->capture_default_str();
-  auto* seed = encode_cmd->add_option("--seed", encode_args.seed, "Seed for sampling (reproducible for a fixed --threads)");
+  encode_cmd->add_option("--nbest-size", encode_args.nbest_size, "With --alpha: sample from the N best (-1: all)")
+      ->capture_default_str()
+      ->needs(alpha);
+  auto* seed = encode_cmd->add_option("--seed", encode_args.seed, "With --alpha: seed (reproducible per --threads)")
+                   ->needs(alpha);
   nbest->excludes(alpha);
 
   FilterArgs decode_args;

@@ -27,7 +27,9 @@ std::string read_model_bytes(const std::string& path) {
 }
 
 void check_status(const sentencepiece::util::Status& status, const char* what) {
-  if (!status.ok()) throw FormatError(std::string(what) + " failed: " + spm_status_message(status, status.ToString()));
+  if (!status.ok()) {
+    throw FormatError(std::string(what) + " failed: " + spm_status_message(status, status.ToString()));
+  }
 }
 
 }  // namespace
@@ -41,8 +43,8 @@ SpmTokenizer SpmTokenizer::load(const std::string& path) {
   auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
   auto status = processor->LoadFromSerializedProto(bytes);
   if (!status.ok() || processor->GetPieceSize() <= 0) {
-    throw FormatError(path + ": not a valid SentencePiece model (" +
-                          (status.ok() ? std::string("no pieces") : spm_status_message(status, "cannot parse it")) + ")",
+    std::string why = status.ok() ? "it has no pieces" : spm_status_message(status, "cannot parse it");
+    throw FormatError(path + ": not a valid SentencePiece model (" + why + ")",
                       "the file is corrupt or of another kind; pass the PREFIX.model from 'tt-tokenize train'");
   }
   return SpmTokenizer(std::move(processor), path);
