@@ -35,7 +35,8 @@ __global__ void dropout_kernel(float* y, const float* residual, const float* x, 
     for (int k = 0; k < 4; ++k) {
       int64_t i = g * 4 + k;
       if (i >= n) break;
-      float v = util::uniform01(bits.v[k]) >= p ? x[i] * scale : 0.0f;
+      // __fmul_rn: no contraction into an FMA with the residual add, so results match the CPU's bit for bit.
+      float v = util::uniform01(bits.v[k]) >= p ? __fmul_rn(x[i], scale) : 0.0f;
       y[i] = residual ? residual[i] + v : v;
     }
   }
@@ -45,18 +46,22 @@ __global__ void bias_relu_dropout_kernel(float* y, const float* x, const float* 
                                          float scale, DropoutKey key) {
   for (int64_t g = thread_index(); g * 4 < n; g += thread_stride()) {
     util::Philox4 bits = dropout_group_bits(key, static_cast<uint64_t>(g));
+    int col = static_cast<int>(g * 4 % F);  // one division per group; a group may wrap into the next row
     for (int k = 0; k < 4; ++k) {
       int64_t i = g * 4 + k;
       if (i >= n) break;
-      float h = fmaxf(x[i] + bias[i % F], 0.0f);
+      float h = fmaxf(x[i] + bias[col], 0.0f);
       y[i] = util::uniform01(bits.v[k]) >= p ? h * scale : 0.0f;
+      if (++col == F) col = 0;
     }
   }
 }
 
 // p == 0: no random numbers at all (every uniform is >= 0, so the mask would keep everything anyway).
-__global__ void bias_relu_kernel(float* y, const float* x, const float* bias, int64_t n, int F) {
-  for (int64_t i = thread_index(); i < n; i += thread_stride()) y[i] = fmaxf(x[i] + bias[i % F], 0.0f);
+__global__ void bias_relu_kernel(float* y, const float* x, const float* bias, int64_t N, int F) {
+  for (int64_t row = blockIdx.x; row < N; row += gridDim.x) {
+    for (int j = threadIdx.x; j < F; j += blockDim.x) y[row * F + j] = fmaxf(x[row * F + j] + bias[j], 0.0f);
+  }
 }
 
 __global__ void relu_dropout_backward_kernel(float* dx, const float* dy, const float* y, int64_t n, float scale) {
@@ -70,7 +75,7 @@ void CudaBackend::bias_relu_dropout_forward(float* y, const float* x, const floa
   int64_t n = N * F;
   if (n <= 0) return;
   if (p <= 0.0f) {
-    bias_relu_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(y, x, bias, n, F);
+    bias_relu_kernel<<<grid_for(N, 1), kBlock, 0, stream_.get()>>>(y, x, bias, N, F);
   } else {
     bias_relu_dropout_kernel<<<grid_for(groups_of_four(n), kBlock), kBlock, 0, stream_.get()>>>(
         y, x, bias, n, F, p, keep_scale(p), key);

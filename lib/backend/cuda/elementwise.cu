@@ -11,8 +11,11 @@ using namespace cuda_kernels;
 
 namespace {
 
-__global__ void add_bias_kernel(float* y, const float* x, const float* bias, int64_t n, int D) {
-  for (int64_t i = thread_index(); i < n; i += thread_stride()) y[i] = x[i] + bias[i % D];
+// One block per row (grid-striding over rows), threads over the columns: no per-element division.
+__global__ void add_bias_kernel(float* y, const float* x, const float* bias, int64_t N, int D) {
+  for (int64_t row = blockIdx.x; row < N; row += gridDim.x) {
+    for (int j = threadIdx.x; j < D; j += blockDim.x) y[row * D + j] = x[row * D + j] + bias[j];
+  }
 }
 
 // Column sums with a fixed summation order (deterministic, no atomics): block (32, kRows) owns 32 adjacent
@@ -74,9 +77,8 @@ __global__ void sum_partials_kernel(double* result, const double* partials, int 
 }  // namespace
 
 void CudaBackend::add_bias(float* y, const float* x, const float* bias, int64_t N, int D) {
-  int64_t n = N * D;
-  if (n <= 0) return;
-  add_bias_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(y, x, bias, n, D);
+  if (N <= 0 || D <= 0) return;
+  add_bias_kernel<<<grid_for(N, 1), kBlock, 0, stream_.get()>>>(y, x, bias, N, D);
   TT_CUDA_CHECK_LAUNCH();
 }
 

@@ -10,19 +10,20 @@ using namespace cuda_kernels;
 
 namespace {
 
-__global__ void gather_rows_kernel(float* dst, const float* src, const int32_t* index, int64_t D, int64_t n) {
-  for (int64_t e = thread_index(); e < n; e += thread_stride()) {
-    const int64_t i = e / D;
-    dst[e] = src[static_cast<int64_t>(index[i]) * D + e % D];
+// One block per destination row (grid-striding over rows), threads over the columns.
+__global__ void gather_rows_kernel(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) {
+  for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
+    const float* s = src + static_cast<int64_t>(index[i]) * D;
+    float* d = dst + i * D;
+    for (int64_t j = threadIdx.x; j < D; j += blockDim.x) d[j] = s[j];
   }
 }
 
 }  // namespace
 
 void CudaBackend::gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) {
-  const int64_t n = N * D;
-  if (n <= 0) return;
-  gather_rows_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(dst, src, index, D, n);
+  if (N <= 0 || D <= 0) return;
+  gather_rows_kernel<<<grid_for(N, 1), kBlock, 0, stream_.get()>>>(dst, src, index, N, D);
   TT_CUDA_CHECK_LAUNCH();
 }
 
