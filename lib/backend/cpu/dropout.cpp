@@ -3,6 +3,11 @@
 //   dropout_forward / dropout_backward / dropout_add_forward: flat [n]
 //   bias_relu_dropout_forward: y, x [N, F], bias [F]      relu_dropout_backward: flat [n]
 #include <algorithm>
+#include <cstdint>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "backend/cpu/cpu_backend.h"
 #include "util/rng.h"
@@ -10,49 +15,68 @@
 namespace tt::backend::cpu {
 namespace {
 
-constexpr int kChunk = 1024;  // elements per mask piece (a stack buffer of uniforms)
-constexpr int kLanes = 16;    // Philox blocks computed side by side (one AVX-512 register per word)
+constexpr int kChunk = 1024;  // elements per mask piece (a stack buffer of Philox words)
 
-// u[k] = philox_uniform(key.seed, key.stream, i0 + k) for k < count (count <= kChunk); `buf` holds
-// kChunk + 8 floats. Returns u. The Philox rounds run over kLanes counters at once so that the
-// 32x32->64 multiplies vectorise; the result is bit-identical to util::philox4x32.
-const float* dropout_uniforms(float* buf, int64_t i0, int count, DropoutKey key) {
-  uint64_t first_block = static_cast<uint64_t>(i0) >> 2;
-  int nblocks = static_cast<int>(((static_cast<uint64_t>(i0) + count + 3) >> 2) - first_block);
+#if defined(__AVX2__)
+// 32x32->64 multiply of 8 lanes, split into low and high words (AVX2 has no unsigned mulhi for 32 bits).
+inline void mulhilo8(__m256i a, __m256i m, __m256i* lo, __m256i* hi) {
+  __m256i even = _mm256_mul_epu32(a, m);                         // lanes 0, 2, 4, 6 as 64-bit products
+  __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);   // lanes 1, 3, 5, 7
+  *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+  *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+
+// Philox4x32-10 of 8 consecutive blocks starting at `block`, stored in element order (4 words per block).
+inline void philox8(uint32_t* out, uint64_t block, uint32_t s_lo, uint32_t s_hi, uint32_t k0, uint32_t k1) {
+  alignas(32) uint32_t lo[8], hi[8];
+  for (int l = 0; l < 8; ++l) {
+    lo[l] = static_cast<uint32_t>(block + l);
+    hi[l] = static_cast<uint32_t>((block + l) >> 32);
+  }
+  __m256i c0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo));
+  __m256i c1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi));
+  __m256i c2 = _mm256_set1_epi32(static_cast<int>(s_lo)), c3 = _mm256_set1_epi32(static_cast<int>(s_hi));
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  for (int round = 0; round < 10; ++round) {
+    __m256i lo0, hi0, lo1, hi1;
+    mulhilo8(c0, m0, &lo0, &hi0);
+    mulhilo8(c2, m1, &lo1, &hi1);
+    c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
+    c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
+    c1 = lo1;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  // Transpose 4 words x 8 blocks into block order.
+  __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
+  __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
+  __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+  __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+  auto* o = reinterpret_cast<__m256i*>(out);
+  _mm256_storeu_si256(o + 0, _mm256_permute2x128_si256(u0, u1, 0x20));
+  _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+  _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+  _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+}
+#endif
+
+// w[k] = Philox word of element i0 + k (k < count <= kChunk); u = uniform01(w[k]) is philox_uniform(seed,
+// stream, i0 + k) exactly. `buf` holds kChunk + 40 words. Returns w.
+const uint32_t* dropout_words(uint32_t* buf, int64_t i0, int count, DropoutKey key) {
+  const uint64_t first_block = static_cast<uint64_t>(i0) >> 2;
+  const int nblocks = static_cast<int>(((static_cast<uint64_t>(i0) + count + 3) >> 2) - first_block);
   const uint32_t s_lo = static_cast<uint32_t>(key.stream), s_hi = static_cast<uint32_t>(key.stream >> 32);
-  for (int b0 = 0; b0 < nblocks; b0 += kLanes) {
-    uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
-    for (int l = 0; l < kLanes; ++l) {
-      uint64_t blk = first_block + static_cast<uint64_t>(b0 + l);
-      c0[l] = static_cast<uint32_t>(blk);
-      c1[l] = static_cast<uint32_t>(blk >> 32);
-      c2[l] = s_lo;
-      c3[l] = s_hi;
-    }
-    uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
-    for (int round = 0; round < 10; ++round) {
-#pragma omp simd
-      for (int l = 0; l < kLanes; ++l) {
-        uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0[l];
-        uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2[l];
-        uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
-        uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
-        c0[l] = n0;
-        c1[l] = static_cast<uint32_t>(p1);
-        c2[l] = n2;
-        c3[l] = static_cast<uint32_t>(p0);
-      }
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    int lanes = std::min(kLanes, nblocks - b0);
-    for (int l = 0; l < lanes; ++l) {
-      float* o = buf + 4 * (b0 + l);
-      o[0] = util::uniform01(c0[l]);
-      o[1] = util::uniform01(c1[l]);
-      o[2] = util::uniform01(c2[l]);
-      o[3] = util::uniform01(c3[l]);
-    }
+  const uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
+  int b = 0;
+#if defined(__AVX2__)
+  for (; b + 8 <= nblocks; b += 8) philox8(buf + 4 * b, first_block + b, s_lo, s_hi, k0, k1);
+#endif
+  for (; b < nblocks; ++b) {
+    uint64_t blk = first_block + b;
+    util::Philox4 r = util::philox4x32(static_cast<uint32_t>(blk), static_cast<uint32_t>(blk >> 32), s_lo, s_hi, k0, k1);
+    for (int k = 0; k < 4; ++k) buf[4 * b + k] = r.v[k];
   }
   return buf + (i0 & 3);
 }
@@ -71,12 +95,12 @@ void CpuBackend::dropout_forward(float* y, const float* x, int64_t n, float p, D
   int nt = threads_for(n * 8);  // Philox makes each element ~8x a plain copy
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
-    alignas(64) float buf[kChunk + 8];
+    alignas(64) uint32_t buf[kChunk + 40];
     int64_t i0 = c * kChunk;
     int count = static_cast<int>(std::min<int64_t>(kChunk, n - i0));
-    const float* u = dropout_uniforms(buf, i0, count, key);
+    const uint32_t* w = dropout_words(buf, i0, count, key);
 #pragma omp simd
-    for (int k = 0; k < count; ++k) y[i0 + k] = u[k] >= p ? x[i0 + k] * s : 0.0f;
+    for (int k = 0; k < count; ++k) y[i0 + k] = x[i0 + k] * (util::uniform01(w[k]) >= p ? s : 0.0f);  // branch-free: vectorises
   }
 }
 
@@ -95,12 +119,12 @@ void CpuBackend::dropout_add_forward(float* y, const float* residual, const floa
   int nt = threads_for(n * 8);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
-    alignas(64) float buf[kChunk + 8];
+    alignas(64) uint32_t buf[kChunk + 40];
     int64_t i0 = c * kChunk;
     int count = static_cast<int>(std::min<int64_t>(kChunk, n - i0));
-    const float* u = dropout_uniforms(buf, i0, count, key);
+    const uint32_t* w = dropout_words(buf, i0, count, key);
 #pragma omp simd
-    for (int k = 0; k < count; ++k) y[i0 + k] = residual[i0 + k] + (u[k] >= p ? x[i0 + k] * s : 0.0f);
+    for (int k = 0; k < count; ++k) y[i0 + k] = residual[i0 + k] + x[i0 + k] * (util::uniform01(w[k]) >= p ? s : 0.0f);
   }
 }
 
@@ -113,7 +137,7 @@ void CpuBackend::bias_relu_dropout_forward(float* y, const float* x, const float
 #pragma omp simd
       for (int j = 0; j < F; ++j) {
         float v = x[i * F + j] + bias[j];
-        y[i * F + j] = v > 0.0f ? v : 0.0f;
+        y[i * F + j] = std::max(v, 0.0f);
       }
     }
     return;
@@ -122,15 +146,15 @@ void CpuBackend::bias_relu_dropout_forward(float* y, const float* x, const float
   int nt = threads_for(N * F * 8);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
-    alignas(64) float buf[kChunk + 8];
+    alignas(64) uint32_t buf[kChunk + 40];
     for (int j0 = 0; j0 < F; j0 += kChunk) {
       int count = std::min(kChunk, F - j0);
       int64_t i0 = i * F + j0;
-      const float* u = dropout_uniforms(buf, i0, count, key);
+      const uint32_t* w = dropout_words(buf, i0, count, key);
 #pragma omp simd
       for (int k = 0; k < count; ++k) {
-        float v = x[i0 + k] + bias[j0 + k];
-        y[i0 + k] = (u[k] >= p && v > 0.0f) ? v * s : 0.0f;
+        float v = std::max(x[i0 + k] + bias[j0 + k], 0.0f);
+        y[i0 + k] = v * (util::uniform01(w[k]) >= p ? s : 0.0f);
       }
     }
   }
@@ -140,7 +164,7 @@ void CpuBackend::relu_dropout_backward(float* dx, const float* dy, const float* 
   const float s = p > 0.0f ? keep_scale(p) : 1.0f;
   int nt = threads_for(n);
 #pragma omp parallel for simd num_threads(nt) schedule(static)
-  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] * s : 0.0f;
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (y[i] > 0.0f ? s : 0.0f);
 }
 
 }  // namespace tt::backend::cpu

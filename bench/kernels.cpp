@@ -1,0 +1,141 @@
+// CPU kernel timings on training-step shapes (not a test): GEMM GFLOP/s to set against
+// /work/shared/bench/gemm_peak.cpp, and the non-GEMM kernels in GB/s or µs per call.
+//
+// Build (after building tt_core in build-cpu):
+//   g++ -O2 -std=c++20 -fopenmp -Ilib bench/kernels.cpp build-cpu/lib/libtt_core.a build-cpu/lib/libtt_util.a \
+//       -ldnnl -o build-cpu/bench_kernels
+// Run:  build-cpu/bench_kernels [THREADS]   (default 2)
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace {
+
+// Process CPU seconds: on a shared, oversubscribed machine wall time mostly measures the neighbours.
+// With 1 thread this is the kernel's own cost; with more it also counts OpenMP spin-waiting.
+double cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// Median seconds per call (wall, or CPU time when TT_BENCH_CPU_TIME is set): 2 warm-up calls, then
+// repeat until >= 0.3 s and >= 5 calls.
+double time_it(const std::function<void()>& f) {
+  static const bool use_cpu = std::getenv("TT_BENCH_CPU_TIME") != nullptr;
+  f();
+  f();
+  std::vector<double> t;
+  double total = 0.0;
+  while (total < 0.3 || t.size() < 5) {
+    auto a = std::chrono::steady_clock::now();
+    double c = cpu_seconds();
+    f();
+    double s = use_cpu ? cpu_seconds() - c : std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    t.push_back(s);
+    total += s;
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::vector<float> filled(size_t n, float v = 0.01f) { return std::vector<float>(n, v); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
+  auto be = tt::backend::make_backend("cpu", threads);
+  std::printf("%s\n", be->name().c_str());
+
+  // ---- GEMM: the linear layers of `small` (D 256, F 1024) and `base` (D 512, F 2048), N = 64*32 tokens.
+  struct G { const char* what; bool ta, tb; int M, N, K; };
+  const G gemms[] = {
+      {"small qkv  x*W^T  ", false, true, 2048, 768, 256},   {"small ffn1 x*W^T  ", false, true, 2048, 1024, 256},
+      {"small ffn2 x*W^T  ", false, true, 2048, 256, 1024},  {"small dW   dy^T*x ", true, false, 1024, 256, 2048},
+      {"small dx   dy*W   ", false, false, 2048, 256, 1024}, {"small out  x*E^T  ", false, true, 2048, 8000, 256},
+      {"base  ffn1 x*W^T  ", false, true, 2048, 2048, 512},  {"base  ffn2 x*W^T  ", false, true, 2048, 512, 2048},
+      {"base  out  x*E^T  ", false, true, 2048, 8000, 512},  {"base  dE   dy^T*x ", true, false, 8000, 512, 2048},
+  };
+  for (const G& g : gemms) {
+    auto A = filled(size_t(g.M) * g.K), B = filled(size_t(g.K) * g.N), C = filled(size_t(g.M) * g.N);
+    int64_t lda = g.ta ? g.M : g.K, ldb = g.tb ? g.K : g.N;
+    double s = time_it([&] { be->gemm(g.ta, g.tb, g.M, g.N, g.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C.data(), g.N); });
+    std::printf("gemm %s M=%5d N=%5d K=%5d  %8.1f GFLOP/s\n", g.what, g.M, g.N, g.K, 2.0 * g.M * g.N * g.K / s * 1e-9);
+  }
+
+  // ---- attention products on [B, T, H, Dh]: oneDNN matmul (gemm_batched) vs a loop of sgemm calls.
+  for (auto [H, Dh] : {std::pair<int, int>{4, 64}, {8, 64}}) {
+    const int B = 64, T = 32;
+    auto Q = filled(size_t(B) * T * H * Dh), K = filled(size_t(B) * T * H * Dh), S = filled(size_t(B) * H * T * T);
+    tt::backend::MatrixStrides qs{int64_t(T) * H * Dh, Dh, int64_t(H) * Dh}, ss{int64_t(H) * T * T, int64_t(T) * T, T};
+    double flops = 2.0 * B * H * T * T * Dh;
+    double s1 = time_it([&] {
+      be->gemm_batched(false, true, B, H, T, T, Dh, 0.125f, Q.data(), qs, K.data(), qs, 0.0f, S.data(), ss);
+    });
+    double s2 = time_it([&] {
+#pragma omp parallel for num_threads(threads)
+      for (int i = 0; i < B * H; ++i) {
+        int b = i / H, h = i % H;
+        dnnl_sgemm('N', 'T', T, T, Dh, 0.125f, Q.data() + b * qs.batch1 + h * qs.batch2, qs.ld,
+                   K.data() + b * qs.batch1 + h * qs.batch2, qs.ld, 0.0f, S.data() + b * ss.batch1 + h * ss.batch2, T);
+      }
+    });
+    double s3 = time_it([&] {
+      be->gemm_batched(false, false, B, H, T, Dh, T, 1.0f, S.data(), ss, K.data(), qs, 0.0f, Q.data(), qs);
+    });
+    std::printf("attn H=%d Dh=%d QK^T matmul %7.1f us (%6.1f GFLOP/s), sgemm loop %7.1f us; PV matmul %7.1f us\n", H, Dh,
+                s1 * 1e6, flops / s1 * 1e-9, s2 * 1e6, s3 * 1e6);
+  }
+
+  // ---- non-GEMM kernels.
+  const int64_t N = 2048;
+  const int V = 8000;
+  {
+    auto x = filled(N * V);
+    std::vector<int32_t> t(N, 5);
+    auto loss = filled(N), nll = filled(N);
+    double s = time_it([&] { be->cross_entropy_forward_backward(loss.data(), nll.data(), x.data(), t.data(), N, V, 0.1f, -1, 1.0f); });
+    std::printf("cross_entropy [%ld, %d]          %8.1f us  (%.1f GB/s)\n", long(N), V, s * 1e6, 8.0 * N * V / s * 1e-9);
+  }
+  {
+    const int B = 64, H = 8, T = 32;
+    auto sc = filled(size_t(B) * H * T * T);
+    std::vector<int32_t> lens(B, 30);
+    double s = time_it([&] { be->attention_softmax_forward(sc.data(), lens.data(), B, H, T, T, 0.125f, true, 0); });
+    auto g = filled(sc.size());
+    double s2 = time_it([&] { be->attention_softmax_backward(g.data(), sc.data(), B, H, T, T, 0.125f); });
+    std::printf("attention_softmax [64,8,32,32]  fwd %8.1f us  bwd %8.1f us\n", s * 1e6, s2 * 1e6);
+  }
+  for (int D : {256, 512}) {
+    auto x = filled(N * D), y = filled(N * D), g = filled(D, 1.0f), b = filled(D), m = filled(N), r = filled(N);
+    double s = time_it([&] { be->layer_norm_forward(y.data(), m.data(), r.data(), x.data(), g.data(), b.data(), N, D, 1e-5f); });
+    auto dg = filled(D), db = filled(D);
+    double s2 = time_it([&] { be->layer_norm_backward(y.data(), dg.data(), db.data(), y.data(), x.data(), m.data(), r.data(), g.data(), N, D); });
+    std::printf("layer_norm [%ld, %d]  fwd %8.1f us  bwd %8.1f us\n", long(N), D, s * 1e6, s2 * 1e6);
+    tt::backend::DropoutKey key{1, 2};
+    double s3 = time_it([&] { be->dropout_add_forward(y.data(), y.data(), x.data(), N * D, 0.1f, key); });
+    double s4 = time_it([&] { be->add_bias(y.data(), x.data(), g.data(), N, D); });
+    double s5 = time_it([&] { be->bias_backward(dg.data(), y.data(), N, D); });
+    std::printf("  dropout_add %8.1f us  add_bias %8.1f us  bias_backward %8.1f us\n", s3 * 1e6, s4 * 1e6, s5 * 1e6);
+    auto h = filled(N * 4 * D);
+    double s6 = time_it([&] { be->bias_relu_dropout_forward(h.data(), h.data(), filled(4 * D).data(), N, 4 * D, 0.1f, key); });
+    std::printf("  bias_relu_dropout [%ld, %d] %8.1f us\n", long(N), 4 * D, s6 * 1e6);
+  }
+  {
+    const int64_t n = 7600000;
+    auto p = filled(n), m = filled(n), v = filled(n), g = filled(n);
+    double s = time_it([&] { be->adam_step(p.data(), m.data(), v.data(), g.data(), n, 1e-3f, 0.9f, 0.98f, 1e-9f, 0.0f, 10); });
+    std::printf("adam n=%ld  %8.1f us (%.1f GB/s)\n", long(n), s * 1e6, 20.0 * n / s * 1e-9);
+  }
+  return 0;
+}
