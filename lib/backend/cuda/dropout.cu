@@ -27,6 +27,9 @@ float keep_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; }
 
 int64_t groups_of_four(int64_t n) { return (n + 3) / 4; }
 
+// std::max(v, 0.0f), as the CPU backend computes it: a NaN passes through (fmaxf would turn it into 0).
+__device__ inline float relu(float v) { return v < 0.0f ? 0.0f : v; }
+
 // y = residual + dropout(x), or y = dropout(x) when residual is null (also dropout's backward: dx = mask*dy*s).
 __global__ void dropout_kernel(float* y, const float* residual, const float* x, int64_t n, float p, float scale,
                                DropoutKey key) {
@@ -35,8 +38,9 @@ __global__ void dropout_kernel(float* y, const float* residual, const float* x, 
     for (int k = 0; k < 4; ++k) {
       int64_t i = g * 4 + k;
       if (i >= n) break;
-      // __fmul_rn: no contraction into an FMA with the residual add, so results match the CPU's bit for bit.
-      float v = util::uniform01(bits.v[k]) >= p ? __fmul_rn(x[i], scale) : 0.0f;
+      // x * (0 or scale), as on the CPU (a NaN stays a NaN even where dropped); __fmul_rn: no contraction into
+      // an FMA with the residual add, so results match the CPU's bit for bit.
+      float v = __fmul_rn(x[i], util::uniform01(bits.v[k]) >= p ? scale : 0.0f);
       y[i] = residual ? residual[i] + v : v;
     }
   }
@@ -50,8 +54,7 @@ __global__ void bias_relu_dropout_kernel(float* y, const float* x, const float* 
     for (int k = 0; k < 4; ++k) {
       int64_t i = g * 4 + k;
       if (i >= n) break;
-      float h = fmaxf(x[i] + bias[col], 0.0f);
-      y[i] = util::uniform01(bits.v[k]) >= p ? h * scale : 0.0f;
+      y[i] = relu(x[i] + bias[col]) * (util::uniform01(bits.v[k]) >= p ? scale : 0.0f);
       if (++col == F) col = 0;
     }
   }
@@ -60,12 +63,12 @@ __global__ void bias_relu_dropout_kernel(float* y, const float* x, const float* 
 // p == 0: no random numbers at all (every uniform is >= 0, so the mask would keep everything anyway).
 __global__ void bias_relu_kernel(float* y, const float* x, const float* bias, int64_t N, int F) {
   for (int64_t row = blockIdx.x; row < N; row += gridDim.x) {
-    for (int j = threadIdx.x; j < F; j += blockDim.x) y[row * F + j] = fmaxf(x[row * F + j] + bias[j], 0.0f);
+    for (int j = threadIdx.x; j < F; j += blockDim.x) y[row * F + j] = relu(x[row * F + j] + bias[j]);
   }
 }
 
 __global__ void relu_dropout_backward_kernel(float* dx, const float* dy, const float* y, int64_t n, float scale) {
-  for (int64_t i = thread_index(); i < n; i += thread_stride()) dx[i] = y[i] > 0.0f ? dy[i] * scale : 0.0f;
+  for (int64_t i = thread_index(); i < n; i += thread_stride()) dx[i] = dy[i] * (y[i] > 0.0f ? scale : 0.0f);
 }
 
 }  // namespace
