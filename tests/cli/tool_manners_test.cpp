@@ -17,7 +17,7 @@ namespace {
 std::vector<std::string> tool_names() {
   std::vector<std::string> names;
   std::stringstream list(TT_TOOL_LIST);
-  for (std::string name; std::getline(list, name, ';');)
+  for (std::string name; list >> name;)
     if (!name.empty()) names.push_back(name);
   return names;
 }
