@@ -69,7 +69,7 @@ TEST_CASE("several inputs give one joint vocabulary", "[data]") {
   }
 }
 
-TEST_CASE("the same seed reproduces the same model bytes; another seed samples differently", "[data]") {
+TEST_CASE("the same seed reproduces the same model bytes and another seed samples differently", "[data]") {
   TmpDir dir;
   auto corpus = write_big_corpus(dir);
   auto a = tt::data::train_spm(sampled_options(corpus, dir.file("a"), 7));

@@ -58,7 +58,10 @@ TEST_CASE("cli: encode output matches the library, one line out per line in, emp
   std::string expected;
   for (const char* line : {"Two dogs.", "", "A man is painting."}) {
     auto ids = tokenizer.encode_ids(line);
-    for (size_t i = 0; i < ids.size(); ++i) expected += (i ? " " : "") + std::to_string(ids[i]);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i) expected += ' ';
+      expected += std::to_string(ids[i]);
+    }
     expected += "\n";
   }
   CHECK(r.out == expected);
