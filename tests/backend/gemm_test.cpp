@@ -99,3 +99,20 @@ TEST_CASE("gemm_batched with a broadcast (zero-stride) operand falls back and st
   reference::gemm_batched(false, false, b1, b2, M, N, K, 1.0, A.data(), as, B.data(), bs, 0.0, expected.data(), cs);
   require_close(c.to_host_f32(), expected, 1e-5, 1e-4, "broadcast");
 }
+
+TEST_CASE("gemm_batched reuses its cached primitive on new buffers", "[backend][gemm]") {
+  auto be = backend::make_backend("cpu", 2);
+  const int b1 = 2, b2 = 2, M = 3, N = 5, K = 4;
+  backend::MatrixStrides as{int64_t{b2} * M * K, int64_t{M} * K, K}, bs{int64_t{b2} * K * N, int64_t{K} * N, N},
+      cs{int64_t{b2} * M * N, int64_t{M} * N, N};
+  for (uint32_t round = 0; round < 3; ++round) {  // same key every round; fresh pointers and values
+    auto A = random_floats(size_t(b1) * b2 * M * K, 30 + round), B = random_floats(size_t(b1) * b2 * K * N, 40 + round);
+    auto a = upload(*be, A), b = upload(*be, B);
+    auto c = upload(*be, std::vector<float>(size_t(b1) * b2 * M * N, 1.0f));
+    be->gemm_batched(false, false, b1, b2, M, N, K, 2.0f, a.f32(), as, b.f32(), bs, 0.5f, c.f32(), cs);
+    std::vector<double> expected(size_t(b1) * b2 * M * N, 1.0);
+    reference::gemm_batched(false, false, b1, b2, M, N, K, 2.0, A.data(), as, B.data(), bs, 0.5, expected.data(), cs);
+    INFO("round " << round);
+    require_close(c.to_host_f32(), expected, 1e-5, 1e-5, "cached matmul");
+  }
+}

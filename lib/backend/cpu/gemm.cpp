@@ -76,7 +76,8 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, cache.engine);
       if (cache.entries.size() >= MatmulCache::kMaxEntries) cache.entries.clear();
       MatmulCache::Entry e{dnnl::matmul(pd), memory(a_md, cache.engine, nullptr), memory(b_md, cache.engine, nullptr),
-                           memory(c_md, cache.engine, nullptr)};
+                           memory(c_md, cache.engine, nullptr), {}};
+      e.args = {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}};  // handles shared with e.a/b/c
       it = cache.entries.emplace(key, std::move(e)).first;
     } catch (const dnnl::error&) {
       // e.g. zero batch strides (broadcast operands) that matmul does not take: loop over sgemm below.
@@ -90,7 +91,7 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
       e.a.set_data_handle(const_cast<float*>(A));
       e.b.set_data_handle(const_cast<float*>(B));
       e.c.set_data_handle(C);
-      e.prim.execute(cache.stream, {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}});
+      e.prim.execute(cache.stream, e.args);
       cache.stream.wait();
     } catch (const dnnl::error& err) {
       throw InternalError(std::string("oneDNN matmul failed: ") + err.what() + " (status " +

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
 
 namespace tt::backend::cpu {
 
@@ -14,6 +15,7 @@ struct MatmulCache {
   struct Entry {
     dnnl::matmul prim;
     dnnl::memory a, b, c;  // user-pointer memories; the data handle is swapped on every call
+    std::unordered_map<int, dnnl::memory> args;  // built once: execute() then allocates nothing
   };
   static constexpr size_t kMaxEntries = 512;  // attention shapes vary with batch length; bound the cache
 

@@ -1,7 +1,7 @@
 // Attention softmax (in place, masked) and row log-softmax.
 //   scores, grad, probs: [B, H, Tq, Tk]   key_lengths: [B] (may be null)   log_softmax x: [N, V]
-// Masked keys are never exponentiated: a row's valid prefix [0, len) is normalised and the rest is
-// written as exact zeros, so padded and future weights are 0, not merely tiny.
+// Masked keys become -inf before the exp, whose result is then exactly 0 (fast_exp flushes below
+// -87.3 to 0): padded and future weights are 0, not merely tiny.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,20 +24,26 @@ void CpuBackend::attention_softmax_forward(float* scores, const int32_t* key_len
     if (causal) len = std::min(len, q + query_offset + 1);
     len = std::max(len, 1);  // every row keeps key 0
     float* s = scores + r * Tk;
-    float mx = -std::numeric_limits<float>::infinity();
+    // Full-row loops with a fixed trip count (Tk), masked keys as -inf: they vectorise without
+    // remainders on every row length, and fast_exp(-inf) is exactly 0.
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    float mx = neg_inf;
 #pragma omp simd reduction(max : mx)
-    for (int k = 0; k < len; ++k) mx = std::max(mx, s[k] * scale);
+    for (int k = 0; k < Tk; ++k) {
+      float v = k < len ? s[k] * scale : neg_inf;
+      s[k] = v;
+      mx = std::max(mx, v);
+    }
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-    for (int k = 0; k < len; ++k) {
-      float e = fast_exp(s[k] * scale - mx);
+    for (int k = 0; k < Tk; ++k) {
+      float e = fast_exp(s[k] - mx);
       s[k] = e;
       sum += e;
     }
     const float inv = 1.0f / sum;
 #pragma omp simd
-    for (int k = 0; k < len; ++k) s[k] *= inv;
-    for (int k = len; k < Tk; ++k) s[k] = 0.0f;
+    for (int k = 0; k < Tk; ++k) s[k] *= inv;
   }
 }
 
