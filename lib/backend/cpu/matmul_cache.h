@@ -23,6 +23,7 @@ struct MatmulCache {
   dnnl::stream stream{engine};
   std::map<Key, Entry> entries;
   std::map<Key, bool> unsupported;  // keys oneDNN refused: those use the sgemm loop
+  std::map<Key, int> seen;          // uses of keys without a primitive yet
 };
 
 }  // namespace tt::backend::cpu
