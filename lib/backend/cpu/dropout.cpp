@@ -26,39 +26,51 @@ inline void mulhilo8(__m256i a, __m256i m, __m256i* lo, __m256i* hi) {
   *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
 }
 
-// Philox4x32-10 of 8 consecutive blocks starting at `block`, stored in element order (4 words per block).
-inline void philox8(uint32_t* out, uint64_t block, uint32_t s_lo, uint32_t s_hi, uint32_t k0, uint32_t k1) {
-  alignas(32) uint32_t lo[8], hi[8];
-  for (int l = 0; l < 8; ++l) {
+// Philox4x32-10 of kGroups x 8 consecutive blocks starting at `block`, stored in element order (4 words
+// per block). The groups are independent, so their multiply chains overlap: one group alone is bound
+// by the latency of each round (multiply, shift, blend, xor in a chain); two run ~1.2x faster.
+constexpr int kGroups = 2;
+inline void philox_groups(uint32_t* out, uint64_t block, uint32_t s_lo, uint32_t s_hi, uint32_t k0, uint32_t k1) {
+  alignas(32) uint32_t lo[8 * kGroups], hi[8 * kGroups];
+  for (int l = 0; l < 8 * kGroups; ++l) {
     lo[l] = static_cast<uint32_t>(block + l);
     hi[l] = static_cast<uint32_t>((block + l) >> 32);
   }
-  __m256i c0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo));
-  __m256i c1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi));
-  __m256i c2 = _mm256_set1_epi32(static_cast<int>(s_lo)), c3 = _mm256_set1_epi32(static_cast<int>(s_hi));
+  __m256i c0[kGroups], c1[kGroups], c2[kGroups], c3[kGroups];
+  for (int g = 0; g < kGroups; ++g) {
+    c0[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo + 8 * g));
+    c1[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi + 8 * g));
+    c2[g] = _mm256_set1_epi32(static_cast<int>(s_lo));
+    c3[g] = _mm256_set1_epi32(static_cast<int>(s_hi));
+  }
   const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
   const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
   for (int round = 0; round < 10; ++round) {
-    __m256i lo0, hi0, lo1, hi1;
-    mulhilo8(c0, m0, &lo0, &hi0);
-    mulhilo8(c2, m1, &lo1, &hi1);
-    c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
-    c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
-    c1 = lo1;
-    c3 = lo0;
+    const __m256i vk0 = _mm256_set1_epi32(static_cast<int>(k0)), vk1 = _mm256_set1_epi32(static_cast<int>(k1));
+    for (int g = 0; g < kGroups; ++g) {
+      __m256i lo0, hi0, lo1, hi1;
+      mulhilo8(c0[g], m0, &lo0, &hi0);
+      mulhilo8(c2[g], m1, &lo1, &hi1);
+      c0[g] = _mm256_xor_si256(_mm256_xor_si256(hi1, c1[g]), vk0);
+      c2[g] = _mm256_xor_si256(_mm256_xor_si256(hi0, c3[g]), vk1);
+      c1[g] = lo1;
+      c3[g] = lo0;
+    }
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
   }
-  // Transpose 4 words x 8 blocks into block order.
-  __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
-  __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
-  __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
-  __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
-  auto* o = reinterpret_cast<__m256i*>(out);
-  _mm256_storeu_si256(o + 0, _mm256_permute2x128_si256(u0, u1, 0x20));
-  _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
-  _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
-  _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+  for (int g = 0; g < kGroups; ++g) {
+    // Transpose 4 words x 8 blocks into block order.
+    __m256i t0 = _mm256_unpacklo_epi32(c0[g], c1[g]), t1 = _mm256_unpackhi_epi32(c0[g], c1[g]);
+    __m256i t2 = _mm256_unpacklo_epi32(c2[g], c3[g]), t3 = _mm256_unpackhi_epi32(c2[g], c3[g]);
+    __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    auto* o = reinterpret_cast<__m256i*>(out + 32 * g);
+    _mm256_storeu_si256(o + 0, _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+  }
 }
 #endif
 
@@ -71,7 +83,7 @@ const uint32_t* dropout_words(uint32_t* buf, int64_t i0, int count, DropoutKey k
   const uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
   int b = 0;
 #if defined(__AVX2__)
-  for (; b + 8 <= nblocks; b += 8) philox8(buf + 4 * b, first_block + b, s_lo, s_hi, k0, k1);
+  for (; b + 8 * kGroups <= nblocks; b += 8 * kGroups) philox_groups(buf + 4 * b, first_block + b, s_lo, s_hi, k0, k1);
 #endif
   for (; b < nblocks; ++b) {
     uint64_t blk = first_block + b;
