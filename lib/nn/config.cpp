@@ -1,7 +1,9 @@
 #include "nn/config.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,14 @@ void require(bool ok, const std::string& message) {
 void require_probability(float p, const char* field) {
   // 1.0 would drop everything (and divide by zero in the 1/(1-p) scaling); NaN fails both tests.
   require(p >= 0.0f && p < 1.0f, std::string(field) + " (" + fmt(p) + ") must be in [0, 1)");
+}
+
+// A float as the double with the same shortest decimal form, so 0.1f is written "0.1", not
+// 0.10000000149011612 (config.json is read by people).
+double json_float(float x) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
 }
 
 const char* position_name(PositionKind k) { return k == PositionKind::sinusoidal ? "sinusoidal" : "learned"; }
@@ -109,11 +119,11 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"heads", c.heads},
       {"n_layers_enc", c.n_layers_enc},
       {"n_layers_dec", c.n_layers_dec},
-      {"dropout", c.dropout},
-      {"attention_dropout", c.attention_dropout},
-      {"relu_dropout", c.relu_dropout},
-      {"label_smoothing", c.label_smoothing},
-      {"layer_norm_eps", c.layer_norm_eps},
+      {"dropout", json_float(c.dropout)},
+      {"attention_dropout", json_float(c.attention_dropout)},
+      {"relu_dropout", json_float(c.relu_dropout)},
+      {"label_smoothing", json_float(c.label_smoothing)},
+      {"layer_norm_eps", json_float(c.layer_norm_eps)},
       {"positions", position_name(c.positions)},
       {"max_positions", c.max_positions},
       {"norm", norm_name(c.norm)},

@@ -1,0 +1,99 @@
+#include "io/model_dir.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <vector>
+
+#include "io/safetensors.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/version.h"
+
+namespace tt::io {
+
+namespace {
+
+std::vector<int64_t> dims(const tensor::Shape& shape) {
+  std::vector<int64_t> out;
+  for (int i = 0; i < shape.rank(); ++i) out.push_back(shape[i]);
+  return out;
+}
+
+std::string join(const std::string& dir, const char* name) { return (std::filesystem::path(dir) / name).string(); }
+
+}  // namespace
+
+void save_parameters(const std::string& path, const nn::ParameterSet& params,
+                     const std::map<std::string, std::string>& metadata) {
+  if (!params.allocated()) throw InternalError("save_parameters: parameters are not allocated");
+  // One device-to-host copy of the flat buffer; each tensor is then a view into it.
+  const std::vector<float> host = params.values().to_host_f32();
+  std::vector<TensorRef> refs;
+  refs.reserve(params.all().size());
+  for (const auto& p : params.all())
+    refs.push_back(TensorRef{p.name, StDType::f32, dims(p.shape), host.data() + p.offset});
+  write_safetensors(path, refs, metadata);
+}
+
+void load_parameters(const std::string& path, const nn::ParameterSet& params) {
+  if (!params.allocated()) throw InternalError("load_parameters: parameters are not allocated");
+  SafetensorsReader reader(path);
+  std::set<std::string> known;
+  for (const auto& p : params.all()) known.insert(p.name);
+  for (const auto& e : reader.tensors())
+    if (!known.count(e.name))
+      throw FormatError(path + ": tensor '" + e.name + "' is not a parameter of this model",
+                        "the weights were saved from a different architecture; check config.json");
+  std::vector<float> host(static_cast<size_t>(params.flat_size()), 0.0f);  // alignment padding stays 0
+  for (const auto& p : params.all()) {
+    const TensorEntry& e = reader.expect(p.name, StDType::f32, dims(p.shape));
+    reader.read_raw(e, host.data() + p.offset);
+  }
+  const tensor::Tensor& values = params.values();
+  values.backend().copy_from_host(values.f32(), host.data(), host.size() * sizeof(float));
+}
+
+void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
+                    const nlohmann::json& extra) {
+  if (!extra.is_object()) throw InternalError("save_model_dir: extra must be a JSON object");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IoError("cannot create model directory " + dir + ": " + ec.message());
+  nlohmann::json j = extra;
+  j["model"] = nn::to_json(config);
+  j["tt_version"] = tt::version();
+  util::AtomicFile file(join(dir, config_file_name), false);
+  file.stream() << j.dump(2) << "\n";
+  file.commit();
+  save_parameters(join(dir, weights_file_name), params, {{"format", "pt"}, {"tt_version", tt::version()}});
+}
+
+nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full) {
+  const std::string path = join(dir, config_file_name);
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot open " + path, "is " + dir + " a tt model directory (config.json + model.safetensors)?");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw FormatError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("model"))
+    throw FormatError(path + ": no \"model\" section", "a tt config.json holds the architecture under \"model\"");
+  nn::ModelConfig config;
+  try {
+    config = nn::config_from_json(j["model"]);
+    config.validate();
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": " + e.what(), e.hint());
+  }
+  if (full) *full = std::move(j);
+  return config;
+}
+
+void load_model_weights(const std::string& dir, const nn::ParameterSet& params) {
+  load_parameters(join(dir, weights_file_name), params);
+}
+
+}  // namespace tt::io

@@ -1,0 +1,34 @@
+// A model directory: config.json (the architecture under "model", plus whatever other sections a tool
+// adds: vocabulary files, training options) and model.safetensors (every parameter by name, F32).
+// Weights move host <-> device in one copy of the flat parameter buffer.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "nn/config.h"
+#include "nn/params.h"
+
+namespace tt::io {
+
+inline constexpr const char* config_file_name = "config.json";
+inline constexpr const char* weights_file_name = "model.safetensors";
+
+// Writes the parameter values (names and shapes from the registry) atomically.
+void save_parameters(const std::string& path, const nn::ParameterSet& params,
+                     const std::map<std::string, std::string>& metadata = {});
+// Loads every parameter of `params` (allocated) from a safetensors file. A missing tensor, a tensor the
+// model does not have, or a dtype/shape mismatch is a tt::FormatError naming the file and the tensor.
+void load_parameters(const std::string& path, const nn::ParameterSet& params);
+
+// Creates `dir` if needed and writes config.json ({"model": config, ...extra}) and model.safetensors.
+// `extra` must be a JSON object; its keys are added beside "model".
+void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
+                    const nlohmann::json& extra = nlohmann::json::object());
+// Reads and validates <dir>/config.json; errors name the file. `full` (if non-null) receives the whole JSON.
+nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full = nullptr);
+// Loads <dir>/model.safetensors into `params` (declared from the same config and allocated).
+void load_model_weights(const std::string& dir, const nn::ParameterSet& params);
+
+}  // namespace tt::io

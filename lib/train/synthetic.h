@@ -1,0 +1,54 @@
+// Training on synthetic batches: the speed benchmark (same shapes and recipe as
+// ../shared/bench/torch_train.py) and the smoke run of tt-train until the data pipeline lands.
+//   random: every id uniform in [4, V) (the anchor's batches; the loss can only fall to about ln V)
+//   copy:   the target repeats the source (a learnable task: the loss visibly falls within a few dozen steps)
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "nn/batch.h"
+#include "nn/config.h"
+#include "nn/transformer.h"
+
+namespace tt::train {
+
+enum class SyntheticTask { random, copy };
+
+// A full (unpadded) batch [B, S] -> [B, T]; tgt_in starts with bos. Deterministic in (seed, step).
+// copy needs T <= S. Ids stay below both vocabularies and above the special ids 0-3.
+nn::Batch synthetic_batch(const nn::ModelConfig& config, SyntheticTask task, int B, int S, int T, uint64_t seed,
+                          int64_t step);
+
+struct SyntheticOptions {
+  int64_t steps = 10;
+  int batch_size = 64;
+  int src_len = 32;
+  int tgt_len = 32;
+  uint64_t seed = 1;
+  int64_t warmup_steps = 4000;  // learning-rate warm-up (paper: 4000)
+  double lr_scale = 1.0;
+  SyntheticTask task = SyntheticTask::random;
+};
+
+struct StepReport {
+  int64_t step = 0;  // 1-based
+  double loss = 0;   // label-smoothed loss per target token
+  double lr = 0;
+  double seconds = 0;  // forward + backward + Adam, device synchronised
+};
+
+struct SyntheticResult {
+  std::vector<double> losses;
+  std::vector<double> step_seconds;
+  double median_step_s = 0;  // over the steps after the first 3 (all steps when there are <= 3)
+  double tgt_tok_s = 0;      // target tokens per second at the median step time
+};
+
+// Trains `model` (parameters already initialised or loaded) for options.steps Adam steps. Throws
+// tt::ConfigError for impossible options (naming the flag). `on_step` (may be empty) sees every step.
+SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& options,
+                                const std::function<void(const StepReport&)>& on_step);
+
+}  // namespace tt::train
