@@ -65,6 +65,9 @@ int main(int argc, char** argv) {
       {"small dx   dy*W   ", false, false, 2048, 256, 1024}, {"small out  x*E^T  ", false, true, 2048, 8000, 256},
       {"base  ffn1 x*W^T  ", false, true, 2048, 2048, 512},  {"base  ffn2 x*W^T  ", false, true, 2048, 512, 2048},
       {"base  out  x*E^T  ", false, true, 2048, 8000, 512},  {"base  dE   dy^T*x ", true, false, 8000, 512, 2048},
+      // gemm_peak.cpp's --train shapes (its sgemm_NT rows are the figures to compare with).
+      {"peak  attn proj   ", false, true, 4096, 512, 512},   {"peak  FFN up      ", false, true, 4096, 2048, 512},
+      {"peak  FFN down    ", false, true, 4096, 512, 2048},  {"peak  output proj ", false, true, 4096, 8000, 512},
   };
   for (const G& g : gemms) {
     auto A = filled(size_t(g.M) * g.K), B = filled(size_t(g.K) * g.N), C = filled(size_t(g.M) * g.N);

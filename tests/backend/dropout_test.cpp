@@ -41,7 +41,7 @@ TEST_CASE("dropout_forward follows the Philox rule and is thread-count independe
   }
 }
 
-TEST_CASE("dropout_backward applies the forward mask; p = 0 copies", "[backend][dropout]") {
+TEST_CASE("dropout_backward applies the forward mask, and p = 0 copies", "[backend][dropout]") {
   auto be = backend::make_backend("cpu", 2);
   const int64_t n = 5000;
   auto ones = upload(*be, std::vector<float>(n, 1.0f));

@@ -31,7 +31,7 @@ TEST_CASE("embedding_forward with and without positions", "[backend][embedding]"
   }
 }
 
-TEST_CASE("embedding_backward accumulates duplicate ids; positions_backward sums over the batch", "[backend][embedding]") {
+TEST_CASE("embedding_backward accumulates duplicate ids, positions_backward sums over the batch", "[backend][embedding]") {
   for (int threads : {1, 2}) {
     auto be = backend::make_backend("cpu", threads);
     const int V = 11, B = 4, T = 9, D = 35;

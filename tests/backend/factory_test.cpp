@@ -26,7 +26,7 @@ TEST_CASE("make_backend rejects unknown devices and explains missing CUDA", "[ba
   if (!backend::cuda_available()) CHECK_THROWS_AS(backend::make_backend("cuda", 1), Error);
 }
 
-TEST_CASE("allocate is 64-byte aligned; zero bytes gives null", "[backend][memory]") {
+TEST_CASE("allocate is 64-byte aligned, zero bytes gives null", "[backend][memory]") {
   auto be = backend::make_backend("cpu", 1);
   for (size_t bytes : {size_t{1}, size_t{100}, size_t{4096}}) {
     void* p = be->allocate(bytes);

@@ -55,7 +55,7 @@ TEST_CASE("gemm with beta 0 ignores NaN in C and K == 0 scales C", "[backend][ge
   CHECK(c.to_host_f32() == std::vector<float>{1.5f, 1.5f, 1.5f, 1.5f});
 }
 
-TEST_CASE("gemm_batched runs attention products on the strided [B, T, H, Dh] layout", "[backend][gemm]") {
+TEST_CASE("gemm_batched runs attention products on the strided B,T,H,Dh layout", "[backend][gemm]") {
   auto be = backend::make_backend("cpu", 2);
   struct Case { int B, H, Tq, Tk, Dh; };
   // Each product runs twice: the first use of a shape takes the sgemm loop, the second a oneDNN primitive.

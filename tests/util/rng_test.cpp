@@ -26,7 +26,7 @@ TEST_CASE("philox4x32-10 reproduces the Random123 known-answer vectors", "[util]
   CHECK(c.v[3] == 0x24126ea1u);
 }
 
-TEST_CASE("philox_uniform: four values per block, in [0, 1), streams differ", "[util][rng]") {
+TEST_CASE("philox_uniform: four values per block, all in 0 to 1, streams differ", "[util][rng]") {
   Philox4 r = philox4x32(5, 0, 9, 0, 42, 0);  // block 5 of stream 9 under seed 42
   for (int k = 0; k < 4; ++k) CHECK(philox_uniform(42, 9, 20 + k) == uniform01(r.v[k]));
   double sum = 0.0;
