@@ -1,0 +1,92 @@
+// 13a (mteval-v13a.pl) as sacreBLEU implements it with Python regular expressions. Every pattern is
+// ASCII apart from [^0-9], so the passes run on bytes: a multi-byte character can neither start nor end
+// differently than the code point it encodes, so leftmost non-overlapping matches fall in the same places.
+#include "metrics/tokenizer.h"
+#include "metrics/unicode_text.h"
+
+namespace tt::metrics {
+
+static bool is_13a_punct(unsigned char b) {
+  // [\{-\~\[-\` -\&\(-\+\:-\@\/]
+  return (b >= 0x7B && b <= 0x7E) || (b >= 0x5B && b <= 0x60) || (b >= 0x20 && b <= 0x26) ||
+         (b >= 0x28 && b <= 0x2B) || (b >= 0x3A && b <= 0x40) || b == 0x2F;
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_period_comma(char c) { return c == '.' || c == ','; }
+
+std::string mteval_post_tokenize(std::string_view line) {
+  std::string a;
+  a.reserve(line.size() * 2);
+  for (char c : line) {
+    if (is_13a_punct(static_cast<unsigned char>(c))) {
+      a.push_back(' ');
+      a.push_back(c);
+      a.push_back(' ');
+    } else {
+      a.push_back(c);
+    }
+  }
+  // ([^0-9])([\.,]) -> "\1 \2 "
+  std::string b;
+  b.reserve(a.size() + a.size() / 4);
+  for (size_t i = 0; i < a.size();) {
+    if (i + 1 < a.size() && !is_digit(a[i]) && is_period_comma(a[i + 1])) {
+      b.push_back(a[i]);
+      b.push_back(' ');
+      b.push_back(a[i + 1]);
+      b.push_back(' ');
+      i += 2;
+    } else {
+      b.push_back(a[i++]);
+    }
+  }
+  // ([\.,])([^0-9]) -> " \1 \2"
+  a.clear();
+  for (size_t i = 0; i < b.size();) {
+    if (i + 1 < b.size() && is_period_comma(b[i]) && !is_digit(b[i + 1])) {
+      a.push_back(' ');
+      a.push_back(b[i]);
+      a.push_back(' ');
+      a.push_back(b[i + 1]);
+      i += 2;
+    } else {
+      a.push_back(b[i++]);
+    }
+  }
+  // ([0-9])(-) -> "\1 \2 "
+  b.clear();
+  for (size_t i = 0; i < a.size();) {
+    if (i + 1 < a.size() && is_digit(a[i]) && a[i + 1] == '-') {
+      b.push_back(a[i]);
+      b.push_back(' ');
+      b.push_back('-');
+      b.push_back(' ');
+      i += 2;
+    } else {
+      b.push_back(a[i++]);
+    }
+  }
+  return normalize_whitespace(b);
+}
+
+std::string tokenize_13a(std::string_view line) {
+  std::string s(line);
+  replace_all(s, "<skipped>", "");
+  replace_all(s, "-\n", "");
+  replace_all(s, "\n", " ");
+  if (s.find('&') != std::string::npos) {
+    replace_all(s, "&quot;", "\"");
+    replace_all(s, "&amp;", "&");
+    replace_all(s, "&lt;", "<");
+    replace_all(s, "&gt;", ">");
+  }
+  std::string padded;
+  padded.reserve(s.size() + 2);
+  padded.push_back(' ');
+  padded.append(s);
+  padded.push_back(' ');
+  return mteval_post_tokenize(padded);
+}
+
+}  // namespace tt::metrics

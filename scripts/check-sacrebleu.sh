@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Full comparison of tt-bleu against sacreBLEU over real MT outputs: every system in every folder of the
+# data dir, scored against reference A and against all references, for every metric variant and BLEU
+# tokenizer, at corpus level and sentence level, with -w 4. Prints each mismatch and a pass/fail summary.
+#
+#   scripts/check-sacrebleu.sh [DATA_DIR] [TT_BLEU]
+#     DATA_DIR  default: ../shared/data/mt-outputs relative to the repository
+#     TT_BLEU   default: build/bin/tt-bleu (or $TT_BLEU)
+# sacreBLEU comes from $SACREBLEU, else a venv under ${TMPDIR:-/tmp} created on first use.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+data=${1:-$repo/../shared/data/mt-outputs}
+tt=${2:-${TT_BLEU:-$repo/build/bin/tt-bleu}}
+[[ -x $tt ]] || { echo "check-sacrebleu: $tt not found; build tt-bleu or pass its path" >&2; exit 2; }
+[[ -d $data ]] || { echo "check-sacrebleu: data dir $data not found" >&2; exit 2; }
+if [[ -z ${SACREBLEU:-} ]]; then
+  venv=${TMPDIR:-/tmp}/tt-sacrebleu-venv
+  if [[ ! -x $venv/bin/sacrebleu ]]; then
+    python3 -m venv "$venv" && "$venv/bin/pip" install -q 'sacrebleu==2.6.0' >&2
+  fi
+  SACREBLEU=$venv/bin/sacrebleu
+fi
+export NO_COLOR=1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+variants=(
+  "-m bleu" "-m bleu -tok intl" "-m bleu -tok zh" "-m bleu -tok char" "-m bleu -tok none" "-m bleu -lc"
+  "-m bleu -s floor" "-m bleu -s add-k" "-m bleu -s none" "-m bleu -tok intl -lc -s floor -sv 0.2"
+  "-m chrf" "-m chrf --chrf-word-order 2" "-m chrf --chrf-whitespace" "-m chrf --chrf-lowercase"
+  "-m chrf --chrf-eps-smoothing" "-m chrf -cc 4 -cw 1 --chrf-beta 3"
+  "-m ter" "-m ter --ter-normalized" "-m ter --ter-normalized --ter-asian-support" "-m ter --ter-no-punct"
+  "-m ter --ter-no-punct --ter-asian-support" "-m ter --ter-case-sensitive"
+)
+# sentence level (one score per line, so per-segment statistics are compared too) for a few variants
+sentence_variants=("-m bleu" "-m bleu -tok zh" "-m chrf -cw 2" "-m ter" "-m ter --ter-normalized --ter-asian-support")
+checks=0 failures=0
+compare() {  # name, args...
+  local name=$1; shift
+  checks=$((checks + 1))
+  "$SACREBLEU" "$@" -w 4 -f text -q >"$tmp/want" 2>"$tmp/want.err" || true
+  "$tt" "$@" -w 4 -f text -q >"$tmp/got" 2>"$tmp/got.err" || true
+  if ! cmp -s "$tmp/want" "$tmp/got"; then
+    failures=$((failures + 1))
+    echo "MISMATCH $name: $*"
+    diff "$tmp/want" "$tmp/got" | head -6
+  fi
+}
+for dir in "$data"/*/; do
+  refs_all=("$dir"ref.*)
+  for hyp in "$dir"hyp.*; do
+    for v in "${variants[@]}"; do
+      # shellcheck disable=SC2086
+      compare "$(basename "$dir")/$(basename "$hyp") refA" "${refs_all[0]}" -i "$hyp" $v
+      # shellcheck disable=SC2086
+      [[ ${#refs_all[@]} -gt 1 ]] && compare "$(basename "$dir")/$(basename "$hyp") refs" "${refs_all[@]}" -i "$hyp" $v
+    done
+    for v in "${sentence_variants[@]}"; do
+      # shellcheck disable=SC2086
+      compare "$(basename "$dir")/$(basename "$hyp") sentences" "${refs_all[@]}" -i "$hyp" $v --sentence-level
+    done
+    echo "check-sacrebleu: $(basename "$dir")/$(basename "$hyp") done ($checks comparisons, $failures mismatches)" >&2
+  done
+done
+echo "check-sacrebleu: $checks comparisons, $failures mismatches"
+if [[ $failures -eq 0 ]]; then echo "PASS"; else echo "FAIL"; exit 1; fi

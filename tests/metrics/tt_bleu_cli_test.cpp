@@ -1,0 +1,127 @@
+// tt-bleu run as a user runs it, against outputs that sacreBLEU 2.6.0 printed for the same fixtures
+// (tests/data/metrics/cases.tsv and expected/, made by tests/data/metrics/make_expected.sh).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "support/run_command.h"
+#include "support/tmp_dir.h"
+
+using tt::test::read_file;
+using tt::test::run_command;
+using tt::test::tool;
+
+namespace {
+const std::string kFixtures = std::string(TT_TEST_DATA_DIR) + "/metrics";
+
+tt::test::CommandResult bleu(const std::string& args, const std::string& stdin_text = {}) {
+  return run_command("cd '" + kFixtures + "' && '" + tool("tt-bleu") + "' " + args, stdin_text);
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("tt-bleu prints what sacreBLEU printed for every fixture case", "[metrics][cli]") {
+  std::ifstream cases(kFixtures + "/cases.tsv");
+  std::string line;
+  int n = 0;
+  while (std::getline(cases, line)) {
+    auto tab = line.find('\t');
+    REQUIRE(tab != std::string::npos);
+    std::string name = line.substr(0, tab), args = line.substr(tab + 1);
+    INFO("case " << name << ": tt-bleu " << args);
+    auto r = bleu(args + " -q");
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == read_file(kFixtures + "/expected/" + name + ".txt"));
+    ++n;
+  }
+  CHECK(n >= 20);
+}
+
+TEST_CASE("hypotheses come from stdin; CR, trailing spaces and a BOM are read as sacreBLEU reads them", "[metrics][cli]") {
+  auto from_file = bleu("ref1.txt -i hyp.txt -m bleu chrf -w 4 -f text");
+  std::string hyp = read_file(kFixtures + "/hyp.txt");
+  auto from_stdin = bleu("ref1.txt -m bleu chrf -w 4 -f text", hyp);
+  CHECK(from_stdin.status == 0);
+  CHECK(from_stdin.out == from_file.out);
+  // CRLF line ends and trailing blanks are stripped (rstrip); the BOM of line 1 stays part of the text
+  std::string crlf;
+  std::istringstream in(hyp);
+  for (std::string l; std::getline(in, l);) crlf += l + " \t\r\n";
+  CHECK(bleu("ref1.txt -m bleu chrf -w 4 -f text", crlf).out == from_file.out);
+  auto no_bom = bleu("ref1.txt -m bleu -w 4 -b", hyp.substr(3));
+  CHECK(no_bom.out != bleu("ref1.txt -m bleu -w 4 -b", hyp).out);
+}
+
+TEST_CASE("sentence level with -f json prints one JSON object per line", "[metrics][cli]") {
+  auto r = bleu("ref1.txt ref2.txt -i hyp.txt --sentence-level -f json -w 4");
+  REQUIRE(r.status == 0);
+  std::istringstream out(r.out);
+  int lines = 0;
+  for (std::string l; std::getline(out, l); ++lines) {
+    CHECK(l.front() == '{');
+    CHECK(contains(l, "\"eff\":\"yes\""));
+  }
+  CHECK(lines == 20);
+}
+
+TEST_CASE("empty corpus scores zero", "[metrics][cli]") {
+  tt::test::TmpDir dir;
+  std::string ref = dir.write("ref", "");
+  auto r = run_command("'" + tool("tt-bleu") + "' '" + ref + "' -m bleu chrf ter -b -f text");
+  CHECK(r.status == 0);
+  CHECK(r.out == "0.0\n0.0\n0.0\n");
+}
+
+TEST_CASE("paired tests name the baseline and print seed and sample count", "[metrics][cli]") {
+  auto r = bleu("ref1.txt -i hyp.txt hyp2.txt --paired-ar --paired-ar-n 200 -m bleu chrf -f text");
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "Baseline: hyp.txt"));
+  CHECK(contains(r.out, "Paired approximate randomization test with 200 trials"));
+  CHECK(contains(r.out, "nrefs:1|ar:200|seed:12345|case:mixed"));
+  CHECK(contains(r.out, "(p = "));
+  auto bs = bleu("ref1.txt -i hyp.txt hyp2.txt --paired-bs --paired-bs-n 100 --seed 3 -m ter -f json");
+  REQUIRE(bs.status == 0);
+  CHECK(contains(bs.out, "\"system\": \"Baseline: hyp.txt\""));
+  CHECK(contains(bs.out, "\"p_value\": null"));
+  CHECK(contains(bs.out, "\"mean\": "));
+}
+
+TEST_CASE("bad input: one clear message and a non-zero exit", "[metrics][cli]") {
+  tt::test::TmpDir dir;
+  std::string short_hyp = dir.write("short.txt", "one line\n");
+  auto r = bleu("ref1.txt ref2.txt -i '" + short_hyp + "'");
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "short.txt has 1 lines"));
+  CHECK(contains(r.err, "ref1.txt has 20"));
+
+  r = bleu("no-such-ref.txt -i hyp.txt");
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "no-such-ref.txt"));
+
+  std::string bad = dir.write("bad.txt", "fine\nbad \xff byte\n");
+  r = run_command("'" + tool("tt-bleu") + "' '" + bad + "' -i '" + bad + "'");
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "bad.txt:2: invalid UTF-8"));
+
+  r = bleu("ref1.txt -i hyp.txt -tok moses");
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "13a,intl,zh,char,none"));
+
+  r = bleu("ref1.txt -i hyp.txt hyp2.txt --sentence-level");
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "tt-bleu: error:"));
+}
+
+TEST_CASE("--help and --version exit 0 and print to stdout", "[metrics][cli]") {
+  auto help = run_command("'" + tool("tt-bleu") + "' --help");
+  CHECK(help.status == 0);
+  CHECK(contains(help.out, "--chrf-word-order"));
+  auto version = run_command("'" + tool("tt-bleu") + "' --version");
+  CHECK(version.status == 0);
+  CHECK(contains(version.out, "tt-bleu"));
+}
