@@ -1,9 +1,11 @@
 #include "metrics/bleu.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "metrics/ngram_counts.h"
+#include "metrics/ngram_table.h"
 #include "metrics/unicode_text.h"
 #include "util/error.h"
 
@@ -107,12 +109,8 @@ void Bleu::segment_stats(std::string_view hyp, const std::vector<std::string_vie
   }
   std::vector<uint32_t> ids;
   uint32_t distinct = assign_ids(tokens, ids);
-  std::vector<std::vector<uint32_t>> sequences(texts.size());
-  size_t offset = 0;
-  for (size_t s = 0; s < texts.size(); ++s) {
-    sequences[s].assign(ids.begin() + offset, ids.begin() + offset + lengths[s]);
-    offset += lengths[s];
-  }
+  std::vector<size_t> offsets(lengths.size() + 1, 0);
+  for (size_t s = 0; s < lengths.size(); ++s) offsets[s + 1] = offsets[s] + lengths[s];
   const double hyp_len = static_cast<double>(lengths[0]);
   // Closest reference length; on a tie the shorter one.
   long closest_diff = -1, closest_len = -1;
@@ -128,14 +126,24 @@ void Bleu::segment_stats(std::string_view hyp, const std::vector<std::string_vie
   }
   out[0] = hyp_len;
   out[1] = static_cast<double>(closest_len);
-  int bits = bits_for(distinct);
-  std::vector<NgramCounts> counts;
+  // Hypothesis n-grams in a table; each reference raises their per-reference maximum count.
+  const int bits = bits_for(distinct);  // <= 32, so four ids always fit a 128-bit key
+  NgramTable table;
+  table.reset(lengths[0] * kBleuMaxOrder);
+  for_each_ngram(ids.data(), lengths[0], kBleuMaxOrder, bits,
+                 [&](const NgramKey& key, uint32_t order) { table.add_hyp(key, order); });
+  for (size_t r = 1; r < lengths.size(); ++r) {
+    for_each_ngram(ids.data() + offsets[r], lengths[r], kBleuMaxOrder, bits,
+                   [&](const NgramKey& key, uint32_t order) { table.add_ref(key, order, static_cast<uint32_t>(r)); });
+  }
+  double correct[kBleuMaxOrder] = {};
+  for (uint32_t index : table.used()) {
+    const auto& slot = table.slot(index);
+    correct[slot.order - 1] += std::min(slot.hyp, slot.ref_max);
+  }
   for (int n = 1; n <= kBleuMaxOrder; ++n) {
-    count_ngrams(sequences, n, bits, counts);
-    NgramCounts ref_max = refs.empty() ? NgramCounts{} : counts[1];
-    for (size_t r = 2; r < counts.size(); ++r) merge_max(ref_max, counts[r]);
-    out[2 + n - 1] = static_cast<double>(clipped_matches(counts[0], ref_max));
-    out[2 + kBleuMaxOrder + n - 1] = static_cast<double>(total_count(counts[0]));
+    out[2 + n - 1] = correct[n - 1];
+    out[2 + kBleuMaxOrder + n - 1] = lengths[0] >= static_cast<size_t>(n) ? static_cast<double>(lengths[0] - n + 1) : 0.0;
   }
 }
 

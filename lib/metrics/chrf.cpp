@@ -1,6 +1,7 @@
 #include "metrics/chrf.h"
 
 #include "metrics/ngram_counts.h"
+#include "metrics/ngram_table.h"
 #include "metrics/unicode_text.h"
 #include "util/error.h"
 
@@ -73,39 +74,68 @@ void Chrf::segment_stats(std::string_view hyp, const std::vector<std::string_vie
     for (auto r : refs) texts.push_back(r);
   }
   const int order = options_.char_order + options_.word_order;
-  // per-sequence, per-order counts: counts[order_index][sequence]
-  std::vector<std::vector<NgramCounts>> counts(order);
-  std::vector<std::vector<uint32_t>> sequences(n_seq);
-  for (size_t s = 0; s < n_seq; ++s) char_sequence(texts[s], options_.whitespace, sequences[s]);
-  for (int n = 1; n <= options_.char_order; ++n) count_ngrams(sequences, n, 21, counts[n - 1]);
+  // Symbol sequences: code points for character n-grams, then segment-local word ids.
+  std::vector<std::vector<uint32_t>> chars(n_seq), words(n_seq);
+  for (size_t s = 0; s < n_seq; ++s) char_sequence(texts[s], options_.whitespace, chars[s]);
+  int word_bits = 1;
   if (options_.word_order > 0) {
-    std::vector<std::string_view> words;
+    std::vector<std::string_view> tokens;
     std::vector<size_t> lengths;
     for (size_t s = 0; s < n_seq; ++s) {
-      size_t before = words.size();
-      split_words(texts[s], words);
-      lengths.push_back(words.size() - before);
+      size_t before = tokens.size();
+      split_words(texts[s], tokens);
+      lengths.push_back(tokens.size() - before);
     }
     std::vector<uint32_t> ids;
-    uint32_t distinct = assign_ids(words, ids);
+    word_bits = bits_for(assign_ids(tokens, ids));
     size_t offset = 0;
     for (size_t s = 0; s < n_seq; ++s) {
-      sequences[s].assign(ids.begin() + offset, ids.begin() + offset + lengths[s]);
+      words[s].assign(ids.begin() + offset, ids.begin() + offset + lengths[s]);
       offset += lengths[s];
     }
-    for (int n = 1; n <= options_.word_order; ++n) {
-      count_ngrams(sequences, n, bits_for(distinct), counts[options_.char_order + n - 1]);
+  }
+  // matches[r][k]: clipped matches of reference r at order index k
+  std::vector<std::vector<double>> matches(n_seq, std::vector<double>(order, 0.0));
+  if (options_.char_order * 21 <= 128 && options_.word_order * word_bits <= 128) {
+    NgramTable table;
+    table.reset(chars[0].size() * options_.char_order + words[0].size() * options_.word_order);
+    const uint32_t word_base = static_cast<uint32_t>(options_.char_order);
+    for_each_ngram(chars[0].data(), chars[0].size(), options_.char_order, 21,
+                   [&](const NgramKey& key, uint32_t n) { table.add_hyp(key, n); });
+    for_each_ngram(words[0].data(), words[0].size(), options_.word_order, word_bits,
+                   [&](const NgramKey& key, uint32_t n) { table.add_hyp(key, word_base + n); });
+    for (size_t r = 1; r < n_seq; ++r) {
+      // min(hyp, ref) grows by one for each reference occurrence up to the hypothesis count
+      auto count = [&](const NgramKey& key, uint32_t order_index) {
+        auto* slot = table.add_ref(key, order_index, static_cast<uint32_t>(r));
+        if (slot && slot->ref <= slot->hyp) matches[r][order_index - 1] += 1;
+      };
+      for_each_ngram(chars[r].data(), chars[r].size(), options_.char_order, 21,
+                     [&](const NgramKey& key, uint32_t n) { count(key, n); });
+      for_each_ngram(words[r].data(), words[r].size(), options_.word_order, word_bits,
+                     [&](const NgramKey& key, uint32_t n) { count(key, word_base + n); });
+    }
+  } else {  // orders too high to pack: exact sort-based counting
+    std::vector<NgramCounts> counts;
+    for (int k = 0; k < order; ++k) {
+      bool is_char = k < options_.char_order;
+      int n = is_char ? k + 1 : k + 1 - options_.char_order;
+      count_ngrams(is_char ? chars : words, n, is_char ? 21 : word_bits, counts);
+      for (size_t r = 1; r < n_seq; ++r) matches[r][k] = static_cast<double>(clipped_matches(counts[0], counts[r]));
     }
   }
+  auto n_grams = [](size_t len, int n) { return len >= static_cast<size_t>(n) ? static_cast<double>(len - n + 1) : 0.0; };
   std::vector<double> stats(3 * order), best;
   double best_f = -1.0;
   for (size_t r = 1; r < n_seq; ++r) {
     for (int k = 0; k < order; ++k) {
-      const NgramCounts& h = counts[k][0];
-      const NgramCounts& ref = counts[k][r];
-      stats[3 * k] = ref.empty() ? 0.0 : static_cast<double>(total_count(h));
-      stats[3 * k + 1] = static_cast<double>(total_count(ref));
-      stats[3 * k + 2] = static_cast<double>(clipped_matches(h, ref));
+      bool is_char = k < options_.char_order;
+      int n = is_char ? k + 1 : k + 1 - options_.char_order;
+      double hyp_total = n_grams(is_char ? chars[0].size() : words[0].size(), n);
+      double ref_total = n_grams(is_char ? chars[r].size() : words[r].size(), n);
+      stats[3 * k] = ref_total == 0 ? 0.0 : hyp_total;  // sacreBLEU: no hits without reference n-grams
+      stats[3 * k + 1] = ref_total;
+      stats[3 * k + 2] = matches[r][k];
     }
     double f = f_score(stats.data());
     if (f > best_f) {

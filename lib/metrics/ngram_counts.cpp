@@ -1,6 +1,8 @@
 #include "metrics/ngram_counts.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <numeric>
 
 namespace tt::metrics {
@@ -106,16 +108,34 @@ void merge_max(NgramCounts& acc, const NgramCounts& other) {
 }
 
 uint32_t assign_ids(const std::vector<std::string_view>& tokens, std::vector<uint32_t>& ids) {
-  std::vector<uint32_t> order(tokens.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return tokens[a] < tokens[b]; });
+  // Open addressing over token indices; equal hashes are confirmed by comparing the strings.
+  size_t capacity = 16;
+  while (capacity < tokens.size() * 2) capacity *= 2;
+  const size_t mask = capacity - 1;
+  std::vector<uint32_t> slots(capacity, UINT32_MAX);  // token index of the first occurrence
+  std::vector<size_t> hashes(tokens.size());
   ids.assign(tokens.size(), 0);
   uint32_t next = 0;
-  for (size_t k = 0; k < order.size(); ++k) {
-    if (k > 0 && tokens[order[k]] != tokens[order[k - 1]]) ++next;
-    ids[order[k]] = next;
+  std::hash<std::string_view> hasher;
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    size_t h = hasher(tokens[k]);
+    hashes[k] = h;
+    size_t index = h & mask;
+    while (true) {
+      uint32_t first = slots[index];
+      if (first == UINT32_MAX) {
+        slots[index] = static_cast<uint32_t>(k);
+        ids[k] = next++;
+        break;
+      }
+      if (hashes[first] == h && tokens[first] == tokens[k]) {
+        ids[k] = ids[first];
+        break;
+      }
+      index = (index + 1) & mask;
+    }
   }
-  return tokens.empty() ? 0 : next + 1;
+  return next;
 }
 
 int bits_for(uint32_t distinct) {

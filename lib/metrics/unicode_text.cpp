@@ -83,13 +83,39 @@ std::vector<std::string_view> split_whitespace(std::string_view s) {
 }
 
 std::string normalize_whitespace(std::string_view s) {
-  std::vector<std::string_view> words;
-  split_whitespace(s, words);
   std::string out;
   out.reserve(s.size());
-  for (size_t k = 0; k < words.size(); ++k) {
-    if (k) out.push_back(' ');
-    out.append(words[k]);
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    // skip a run of whitespace
+    while (i < n) {
+      auto b = static_cast<unsigned char>(s[i]);
+      if (b < 0x80) {
+        if (!is_python_space(b)) break;
+        ++i;
+      } else {
+        size_t next = i;
+        if (!is_python_space(next_code_point(s, next))) break;
+        i = next;
+      }
+    }
+    if (i >= n) break;
+    // copy a run of non-whitespace in one append
+    size_t start = i;
+    while (i < n) {
+      auto b = static_cast<unsigned char>(s[i]);
+      if (b < 0x80) {
+        if (is_python_space(b)) break;
+        ++i;
+      } else {
+        size_t next = i;
+        if (is_python_space(next_code_point(s, next))) break;
+        i = next;
+      }
+    }
+    if (!out.empty()) out.push_back(' ');
+    out.append(s.data() + start, i - start);
   }
   return out;
 }
