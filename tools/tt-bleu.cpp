@@ -59,9 +59,15 @@ std::unique_ptr<m::Metric> make_metric(const std::string& name, const Flags& f) 
     m::BleuOptions o;
     o.lowercase = f.lowercase;
     std::string tok = f.tokenize;
-    if (tok.empty()) {  // sacreBLEU picks zh for a Chinese target; ja/ko's MeCab tokenizers are not built in
+    if (tok.empty()) {  // sacreBLEU picks zh for a Chinese target, MeCab tokenizers for ja and ko
       auto dash = f.language_pair.find('-');
-      tok = dash != std::string::npos && f.language_pair.substr(dash + 1) == "zh" ? "zh" : "13a";
+      std::string target = dash == std::string::npos ? "" : f.language_pair.substr(dash + 1);
+      if (target == "ja" || target == "ko") {
+        throw tt::ConfigError("sacreBLEU scores a '" + target + "' target with its " + target +
+                                  "-mecab tokenizer, which tt-bleu does not provide",
+                              "pass -tok explicitly (e.g. -tok char or -tok intl) to choose a tokenizer");
+      }
+      tok = target == "zh" ? "zh" : "13a";
     }
     o.tokenizer = m::parse_tokenizer(tok);
     o.smooth_method = m::parse_smooth_method(f.smooth_method);
@@ -143,6 +149,8 @@ int bleu_main(int argc, char** argv) {
   bool paired = f.paired_bs || f.paired_ar;
   if (f.seed.empty()) f.seed = std::getenv("SACREBLEU_SEED") ? std::getenv("SACREBLEU_SEED") : "12345";
 
+  std::vector<std::unique_ptr<m::Metric>> metrics;
+  for (const auto& name : f.metrics) metrics.push_back(make_metric(name, f));
   std::vector<std::vector<std::string>> refs;
   for (const auto& path : f.refs) refs.push_back(m::read_corpus(path));
   std::vector<std::string> names = f.inputs.empty() ? std::vector<std::string>{"-"} : f.inputs;
@@ -157,8 +165,6 @@ int bleu_main(int argc, char** argv) {
   if (paired && systems.size() < 2) throw tt::ConfigError("paired tests need two or more systems given to -i");
   if (f.confidence && systems.size() > 1) throw tt::ConfigError("use --paired-bs or --paired-ar for several systems");
 
-  std::vector<std::unique_ptr<m::Metric>> metrics;
-  for (const auto& name : f.metrics) metrics.push_back(make_metric(name, f));
   m::FormatOptions fmt{f.width, f.score_only, f.format == "json", false};
   m::SignatureContext context{static_cast<int>(refs.size()), 0, 0, ""};
 
