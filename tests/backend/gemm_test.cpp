@@ -61,8 +61,12 @@ TEST_CASE("gemm_batched runs attention products on the strided B,T,H,Dh layout",
   auto be = backend::make_backend("cpu", 2);
   struct Case { int B, H, Tq, Tk, Dh; };
   // Each product runs twice: the first use of a shape takes the sgemm loop, the second a oneDNN primitive.
+  std::vector<Case> cases;
   for (int use = 0; use < 2; ++use)
-  for (Case cs : {Case{2, 3, 5, 7, 8}, Case{1, 1, 1, 1, 4}, Case{3, 4, 17, 13, 12}, Case{1, 2, 1, 9, 16}}) {
+    for (Case cs : {Case{2, 3, 5, 7, 8}, Case{1, 1, 1, 1, 4}, Case{3, 4, 17, 13, 12}, Case{1, 2, 1, 9, 16}}) cases.push_back(cs);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case cs = cases[i];
+    const int use = static_cast<int>(i / 4);
     const int B = cs.B, H = cs.H, Tq = cs.Tq, Tk = cs.Tk, Dh = cs.Dh;
     INFO("use " << use << " B=" << B << " H=" << H << " Tq=" << Tq << " Tk=" << Tk << " Dh=" << Dh);
     auto Q = random_floats(static_cast<size_t>(B) * Tq * H * Dh, 11);
