@@ -88,9 +88,9 @@ namespace {
 std::string preprocess(const BleuOptions& options, std::string_view line) {
   if (options.lowercase) {
     std::string lower = python_lower(line);
-    return tokenize(options.tokenizer, rstrip(lower));
+    return tokenize(options.tokenizer, rstrip(lower), false);
   }
-  return tokenize(options.tokenizer, rstrip(line));
+  return tokenize(options.tokenizer, rstrip(line), false);
 }
 }  // namespace
 
@@ -126,20 +126,34 @@ void Bleu::segment_stats(std::string_view hyp, const std::vector<std::string_vie
   }
   out[0] = hyp_len;
   out[1] = static_cast<double>(closest_len);
-  // Hypothesis n-grams in a table; each reference raises their per-reference maximum count.
-  const int bits = bits_for(distinct);  // <= 32, so four ids always fit a 128-bit key
-  NgramTable table;
-  table.reset(lengths[0] * kBleuMaxOrder);
-  for_each_ngram(ids.data(), lengths[0], kBleuMaxOrder, bits,
-                 [&](const NgramKey& key, uint32_t order) { table.add_hyp(key, order); });
-  for (size_t r = 1; r < lengths.size(); ++r) {
-    for_each_ngram(ids.data() + offsets[r], lengths[r], kBleuMaxOrder, bits,
-                   [&](const NgramKey& key, uint32_t order) { table.add_ref(key, order, static_cast<uint32_t>(r)); });
-  }
+  const int bits = bits_for(distinct);
   double correct[kBleuMaxOrder] = {};
-  for (uint32_t index : table.used()) {
-    const auto& slot = table.slot(index);
-    correct[slot.order - 1] += std::min(slot.hyp, slot.ref_max);
+  if (NgramTable::fits(kBleuMaxOrder, bits)) {
+    // Hypothesis n-grams in a table; each reference raises their per-reference maximum count.
+    NgramTable table;
+    table.reset(lengths[0] * kBleuMaxOrder);
+    for_each_ngram(ids.data(), lengths[0], kBleuMaxOrder, bits, 1,
+                   [&](uint64_t key, uint32_t) { table.add_hyp(key); });
+    for (size_t r = 1; r < lengths.size(); ++r) {
+      for_each_ngram(ids.data() + offsets[r], lengths[r], kBleuMaxOrder, bits, 1,
+                     [&](uint64_t key, uint32_t) { table.add_ref(key, static_cast<uint32_t>(r)); });
+    }
+    for (uint32_t index : table.used()) {
+      const auto& slot = table.slot(index);
+      correct[(slot.key & 15) - 1] += std::min(slot.hyp, slot.ref_max);
+    }
+  } else {  // a segment with over 2^15 distinct tokens: sort-based counting
+    std::vector<std::vector<uint32_t>> sequences(lengths.size());
+    for (size_t s = 0; s < lengths.size(); ++s) {
+      sequences[s].assign(ids.begin() + static_cast<long>(offsets[s]), ids.begin() + static_cast<long>(offsets[s + 1]));
+    }
+    std::vector<NgramCounts> counts;
+    for (int n = 1; n <= kBleuMaxOrder; ++n) {
+      count_ngrams(sequences, n, bits, counts);
+      NgramCounts ref_max = counts.size() > 1 ? counts[1] : NgramCounts{};
+      for (size_t r = 2; r < counts.size(); ++r) merge_max(ref_max, counts[r]);
+      correct[n - 1] = static_cast<double>(clipped_matches(counts[0], ref_max));
+    }
   }
   for (int n = 1; n <= kBleuMaxOrder; ++n) {
     out[2 + n - 1] = correct[n - 1];

@@ -96,31 +96,32 @@ void Chrf::segment_stats(std::string_view hyp, const std::vector<std::string_vie
   }
   // matches[r][k]: clipped matches of reference r at order index k
   std::vector<std::vector<double>> matches(n_seq, std::vector<double>(order, 0.0));
-  if (options_.char_order * 21 <= 128 && options_.word_order * word_bits <= 128) {
+  // Code points get segment-local dense ids so that character n-grams pack into 64-bit keys.
+  const int char_bits = bits_for(remap_symbols(chars));
+  const uint32_t word_tag = static_cast<uint32_t>(options_.char_order) + 1;
+  const bool packable = order <= 15 && NgramTable::fits(options_.char_order, char_bits) &&
+                        options_.word_order * word_bits <= 60;
+  if (packable) {
     NgramTable table;
     table.reset(chars[0].size() * options_.char_order + words[0].size() * options_.word_order);
-    const uint32_t word_base = static_cast<uint32_t>(options_.char_order);
-    for_each_ngram(chars[0].data(), chars[0].size(), options_.char_order, 21,
-                   [&](const NgramKey& key, uint32_t n) { table.add_hyp(key, n); });
-    for_each_ngram(words[0].data(), words[0].size(), options_.word_order, word_bits,
-                   [&](const NgramKey& key, uint32_t n) { table.add_hyp(key, word_base + n); });
+    auto add_hyp = [&](uint64_t key, uint32_t) { table.add_hyp(key); };
+    for_each_ngram(chars[0].data(), chars[0].size(), options_.char_order, char_bits, 1, add_hyp);
+    for_each_ngram(words[0].data(), words[0].size(), options_.word_order, word_bits, word_tag, add_hyp);
     for (size_t r = 1; r < n_seq; ++r) {
       // min(hyp, ref) grows by one for each reference occurrence up to the hypothesis count
-      auto count = [&](const NgramKey& key, uint32_t order_index) {
-        auto* slot = table.add_ref(key, order_index, static_cast<uint32_t>(r));
-        if (slot && slot->ref <= slot->hyp) matches[r][order_index - 1] += 1;
+      auto count = [&](uint64_t key, uint32_t) {
+        auto* slot = table.add_ref(key, static_cast<uint32_t>(r));
+        if (slot && slot->ref <= slot->hyp) matches[r][(key & 15) - 1] += 1;
       };
-      for_each_ngram(chars[r].data(), chars[r].size(), options_.char_order, 21,
-                     [&](const NgramKey& key, uint32_t n) { count(key, n); });
-      for_each_ngram(words[r].data(), words[r].size(), options_.word_order, word_bits,
-                     [&](const NgramKey& key, uint32_t n) { count(key, word_base + n); });
+      for_each_ngram(chars[r].data(), chars[r].size(), options_.char_order, char_bits, 1, count);
+      for_each_ngram(words[r].data(), words[r].size(), options_.word_order, word_bits, word_tag, count);
     }
   } else {  // orders too high to pack: exact sort-based counting
     std::vector<NgramCounts> counts;
     for (int k = 0; k < order; ++k) {
       bool is_char = k < options_.char_order;
       int n = is_char ? k + 1 : k + 1 - options_.char_order;
-      count_ngrams(is_char ? chars : words, n, is_char ? 21 : word_bits, counts);
+      count_ngrams(is_char ? chars : words, n, is_char ? char_bits : word_bits, counts);
       for (size_t r = 1; r < n_seq; ++r) matches[r][k] = static_cast<double>(clipped_matches(counts[0], counts[r]));
     }
   }

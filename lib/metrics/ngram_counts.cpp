@@ -138,6 +138,28 @@ uint32_t assign_ids(const std::vector<std::string_view>& tokens, std::vector<uin
   return next;
 }
 
+uint32_t remap_symbols(std::vector<std::vector<uint32_t>>& sequences) {
+  size_t total = 0;
+  for (const auto& seq : sequences) total += seq.size();
+  size_t capacity = 16;
+  while (capacity < total * 2) capacity *= 2;
+  const size_t mask = capacity - 1;
+  std::vector<uint32_t> keys(capacity, UINT32_MAX), values(capacity);
+  uint32_t next = 0;
+  for (auto& seq : sequences) {
+    for (auto& symbol : seq) {
+      size_t index = (symbol * 0x9E3779B1u) & mask;
+      while (keys[index] != UINT32_MAX && keys[index] != symbol) index = (index + 1) & mask;
+      if (keys[index] == UINT32_MAX) {
+        keys[index] = symbol;
+        values[index] = next++;
+      }
+      symbol = values[index];
+    }
+  }
+  return next;
+}
+
 int bits_for(uint32_t distinct) {
   int bits = 1;
   while (bits < 32 && (uint64_t{1} << bits) < distinct) ++bits;

@@ -42,6 +42,10 @@ void merge_max(NgramCounts& acc, const NgramCounts& other);
 // Dense ids [0, distinct) for `tokens`: equal strings get equal ids. Returns the number of distinct tokens.
 uint32_t assign_ids(const std::vector<std::string_view>& tokens, std::vector<uint32_t>& ids);
 
+// Replaces the symbols of all sequences by dense ids [0, distinct) (equal symbols, equal ids).
+// Returns the number of distinct symbols.
+uint32_t remap_symbols(std::vector<std::vector<uint32_t>>& sequences);
+
 // Number of bits needed for symbols in [0, distinct).
 int bits_for(uint32_t distinct);
 

@@ -17,7 +17,7 @@ static bool is_period_comma(char c) { return c == '.' || c == ','; }
 
 // Each pass writes into a buffer sized for its worst case (every character expanded), through a raw
 // pointer: this is the hot loop of BLEU scoring.
-std::string mteval_post_tokenize(std::string_view line) {
+std::string mteval_post_tokenize(std::string_view line, bool normalize) {
   std::string a(line.size() * 3, '\0');
   char* p = a.data();
   bool has_period_comma = false, has_dash = false;
@@ -84,10 +84,10 @@ std::string mteval_post_tokenize(std::string_view line) {
     b.resize(static_cast<size_t>(p - b.data()));
     a.swap(b);
   }
-  return normalize_whitespace(a);
+  return normalize ? normalize_whitespace(a) : a;
 }
 
-std::string tokenize_13a(std::string_view line) {
+std::string tokenize_13a(std::string_view line, bool normalize) {
   std::string s(line);
   replace_all(s, "<skipped>", "");
   replace_all(s, "-\n", "");
@@ -103,7 +103,7 @@ std::string tokenize_13a(std::string_view line) {
   padded.push_back(' ');
   padded.append(s);
   padded.push_back(' ');
-  return mteval_post_tokenize(padded);
+  return mteval_post_tokenize(padded, normalize);
 }
 
 }  // namespace tt::metrics

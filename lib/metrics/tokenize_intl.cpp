@@ -6,7 +6,7 @@
 
 namespace tt::metrics {
 
-std::string tokenize_intl(std::string_view line) {
+std::string tokenize_intl(std::string_view line, bool normalize) {
   std::vector<char32_t> c = to_code_points(line);
   const char32_t space = U' ';
   std::vector<char32_t> a;
@@ -40,7 +40,7 @@ std::string tokenize_intl(std::string_view line) {
       append_utf8(out, ch);
     }
   }
-  return normalize_whitespace(out);
+  return normalize ? normalize_whitespace(out) : out;
 }
 
 }  // namespace tt::metrics

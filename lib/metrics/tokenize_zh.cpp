@@ -22,7 +22,7 @@ static bool is_chinese_char(char32_t c) {
   return false;
 }
 
-std::string tokenize_zh(std::string_view line) {
+std::string tokenize_zh(std::string_view line, bool normalize) {
   std::string_view s = strip(line);
   std::string spaced;
   spaced.reserve(s.size() * 2);
@@ -37,7 +37,7 @@ std::string tokenize_zh(std::string_view line) {
       spaced.append(s.substr(at, i - at));
     }
   }
-  return mteval_post_tokenize(spaced);
+  return mteval_post_tokenize(spaced, normalize);
 }
 
 }  // namespace tt::metrics

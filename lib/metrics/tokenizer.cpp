@@ -31,11 +31,11 @@ std::string tokenizer_name(Tokenizer tokenizer) {
   return "none";
 }
 
-std::string tokenize(Tokenizer tokenizer, std::string_view line) {
+std::string tokenize(Tokenizer tokenizer, std::string_view line, bool normalize) {
   switch (tokenizer) {
-    case Tokenizer::t13a: return tokenize_13a(line);
-    case Tokenizer::intl: return tokenize_intl(line);
-    case Tokenizer::zh: return tokenize_zh(line);
+    case Tokenizer::t13a: return tokenize_13a(line, normalize);
+    case Tokenizer::intl: return tokenize_intl(line, normalize);
+    case Tokenizer::zh: return tokenize_zh(line, normalize);
     case Tokenizer::character: return tokenize_char(line);
     case Tokenizer::none: return std::string(line);
   }

@@ -18,16 +18,18 @@ const std::vector<std::string>& tokenizer_names();
 Tokenizer parse_tokenizer(const std::string& name);
 std::string tokenizer_name(Tokenizer tokenizer);
 
-std::string tokenize(Tokenizer tokenizer, std::string_view line);
+// With normalize = false the final ' '.join(s.split()) is skipped: the result splits (on Python
+// whitespace) into the same tokens, which is all BLEU needs.
+std::string tokenize(Tokenizer tokenizer, std::string_view line, bool normalize = true);
 
-std::string tokenize_13a(std::string_view line);
-std::string tokenize_intl(std::string_view line);
-std::string tokenize_zh(std::string_view line);
+std::string tokenize_13a(std::string_view line, bool normalize = true);
+std::string tokenize_intl(std::string_view line, bool normalize = true);
+std::string tokenize_zh(std::string_view line, bool normalize = true);
 std::string tokenize_char(std::string_view line);
 
 // The regular expressions shared by 13a and zh (sacreBLEU's TokenizerRegexp): ASCII punctuation split
 // off, period and comma split unless between digits, dash split after a digit; whitespace normalised.
-std::string mteval_post_tokenize(std::string_view line);
+std::string mteval_post_tokenize(std::string_view line, bool normalize = true);
 
 // Python's str.replace(from, to).
 void replace_all(std::string& s, std::string_view from, std::string_view to);
