@@ -94,22 +94,38 @@ std::string preprocess(const BleuOptions& options, std::string_view line) {
 }
 }  // namespace
 
-void Bleu::segment_stats(std::string_view hyp, const std::vector<std::string_view>& refs, double* out) const {
-  // Tokens of the hypothesis and every reference get dense ids shared across the segment.
+namespace {
+// Per-thread scratch buffers, reused across segments so that the hot loop does not allocate. They hold
+// no state between calls that could change a result.
+struct BleuScratch {
   std::vector<std::string> texts;
-  texts.reserve(refs.size() + 1);
-  texts.push_back(preprocess(options_, hyp));
-  for (auto ref : refs) texts.push_back(preprocess(options_, ref));
   std::vector<std::string_view> tokens;
-  std::vector<size_t> lengths;
+  std::vector<size_t> lengths, offsets;
+  std::vector<uint32_t> ids;
+  NgramTable table;
+};
+}  // namespace
+
+void Bleu::segment_stats(std::string_view hyp, const std::vector<std::string_view>& refs, double* out) const {
+  thread_local BleuScratch scratch;
+  // Tokens of the hypothesis and every reference get dense ids shared across the segment.
+  auto& texts = scratch.texts;
+  texts.resize(refs.size() + 1);
+  texts[0] = preprocess(options_, hyp);
+  for (size_t r = 0; r < refs.size(); ++r) texts[r + 1] = preprocess(options_, refs[r]);
+  auto& tokens = scratch.tokens;
+  auto& lengths = scratch.lengths;
+  tokens.clear();
+  lengths.clear();
   for (const auto& text : texts) {
     size_t before = tokens.size();
     split_whitespace(text, tokens);
     lengths.push_back(tokens.size() - before);
   }
-  std::vector<uint32_t> ids;
+  auto& ids = scratch.ids;
   uint32_t distinct = assign_ids(tokens, ids);
-  std::vector<size_t> offsets(lengths.size() + 1, 0);
+  auto& offsets = scratch.offsets;
+  offsets.assign(lengths.size() + 1, 0);
   for (size_t s = 0; s < lengths.size(); ++s) offsets[s + 1] = offsets[s] + lengths[s];
   const double hyp_len = static_cast<double>(lengths[0]);
   // Closest reference length; on a tie the shorter one.
@@ -130,7 +146,7 @@ void Bleu::segment_stats(std::string_view hyp, const std::vector<std::string_vie
   double correct[kBleuMaxOrder] = {};
   if (NgramTable::fits(kBleuMaxOrder, bits)) {
     // Hypothesis n-grams in a table; each reference raises their per-reference maximum count.
-    NgramTable table;
+    NgramTable& table = scratch.table;
     table.reset(lengths[0] * kBleuMaxOrder);
     for_each_ngram(ids.data(), lengths[0], kBleuMaxOrder, bits, 1,
                    [&](uint64_t key, uint32_t) { table.add_hyp(key); });
