@@ -83,3 +83,12 @@ TEST_CASE("corpus statistics do not depend on the thread count", "[metrics]") {
   Bleu bleu;
   CHECK(corpus_stats(bleu, hyps, {refs}, 1) == corpus_stats(bleu, hyps, {refs}, 4));
 }
+
+TEST_CASE("a segment with more distinct tokens than a 64-bit key packs uses the sort-based path", "[metrics]") {
+  std::string ref, hyp;
+  for (int i = 0; i < 40000; ++i) ref += "w" + std::to_string(i) + " ";
+  hyp = ref + "extra";
+  Bleu bleu(BleuOptions{false, Tokenizer::none, SmoothMethod::exp, {}, false});
+  auto s = stats_of(bleu, hyp, {ref});
+  CHECK(s == std::vector<double>{40001, 40000, 40000, 39999, 39998, 39997, 40001, 40000, 39999, 39998});
+}

@@ -48,3 +48,15 @@ TEST_CASE("TER with empty references", "[metrics]") {
   ter.segment_stats("", {""}, s.data());
   CHECK(ter.score(s.data()).score == 0.0);
 }
+
+TEST_CASE("chrF orders too high to pack use the exact sort-based path", "[metrics]") {
+  Chrf chrf(ChrfOptions{10, 6, 2, false, false, false});  // 16 orders: more than a key's order tag holds
+  std::vector<double> s(chrf.n_stats());
+  chrf.segment_stats("the quick brown fox jumps over the lazy dog , again and again",
+                     {"a quick brown fox jumped over lazy dogs again", "the fast brown fox leaps over the lazy dog"},
+                     s.data());
+  CHECK(s == std::vector<double>{49, 34, 29, 48, 33, 24, 47, 32, 21, 46, 31, 18, 45, 30, 16, 44, 29, 14,
+                                 43, 28, 12, 42, 27, 10, 41, 26, 8,  40, 25, 7,  13, 9,  7,  12, 8,  4,
+                                 11, 7,  2,  10, 6,  1,  9,  5,  0,  8,  4,  0});
+  CHECK(chrf.score(s.data()).score == Approx(39.51472256332777).epsilon(1e-13));
+}
