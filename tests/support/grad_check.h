@@ -68,32 +68,54 @@ inline void set_element(const tensor::Tensor& x, int64_t i, float v) {
 
 // x: the tensor whose gradient is checked (perturbed in place, restored afterwards); analytic: dloss/dx
 // (x.numel() values); loss: recomputes the scalar loss from the current values.
+// allow_kinks: ReLU is not differentiable where a hidden unit crosses 0, and finite differences that step
+// over such a point average two slopes. With allow_kinks, a coordinate whose one-sided differences disagree
+// (a kink within the step) passes if the analytic value matches either side; at most max(1, 2 %) of the
+// coordinates may be excused this way, so a wrong gradient cannot hide behind it.
 inline GradCheck check_gradient(const std::string& name, const tensor::Tensor& x, const std::vector<float>& analytic,
                                 const std::vector<int64_t>& coords, const std::function<double()>& loss,
-                                double step = 1e-2, double rtol = 2e-2, double atol_frac = 2e-3) {
+                                double step = 1e-2, double rtol = 2e-2, double atol_frac = 2e-3,
+                                bool allow_kinks = false) {
   GradCheck r;
   double scale = 0;
   for (float a : analytic) scale = std::max(scale, static_cast<double>(std::fabs(a)));
   const double atol = atol_frac * scale + 1e-7;
+  auto close = [&](double a, double b, double rel) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)) + atol; };
+  const double f0 = allow_kinks ? loss() : 0.0;
+  int kinks = 0;
   std::ostringstream os;
   for (int64_t i : coords) {
     const float original = get_element(x, i);
-    // Perturb by a step that is exactly representable around the value, so x+h and x-h are symmetric.
     const float hi = original + static_cast<float>(step), lo = original - static_cast<float>(step);
     set_element(x, i, hi);
     const double f_hi = loss();
     set_element(x, i, lo);
     const double f_lo = loss();
     set_element(x, i, original);
-    const double numeric = (f_hi - f_lo) / (static_cast<double>(hi) - static_cast<double>(lo));
+    const double h_hi = static_cast<double>(hi) - original, h_lo = original - static_cast<double>(lo);
+    const double numeric = (f_hi - f_lo) / (h_hi + h_lo);
     const double a = analytic[static_cast<size_t>(i)];
     const double err = std::fabs(a - numeric);
-    r.max_abs_error = std::max(r.max_abs_error, err);
     ++r.checked;
-    if (err > rtol * std::max(std::fabs(a), std::fabs(numeric)) + atol) {
-      ++r.failed;
-      os << name << "[" << i << "]: analytic " << a << ", numeric " << numeric << "\n";
+    if (close(a, numeric, rtol)) {
+      r.max_abs_error = std::max(r.max_abs_error, err);
+      continue;
     }
+    if (allow_kinks) {
+      const double right = (f_hi - f0) / h_hi, left = (f0 - f_lo) / h_lo;
+      if (!close(right, left, 4 * rtol) && (close(a, right, 4 * rtol) || close(a, left, 4 * rtol))) {
+        ++kinks;
+        os << name << "[" << i << "]: kink (left " << left << ", right " << right << "), analytic " << a << "\n";
+        continue;
+      }
+    }
+    ++r.failed;
+    r.max_abs_error = std::max(r.max_abs_error, err);
+    os << name << "[" << i << "]: analytic " << a << ", numeric " << numeric << "\n";
+  }
+  if (kinks > std::max(1, r.checked / 50)) {
+    r.failed += kinks;
+    os << name << ": too many kinks excused (" << kinks << ")\n";
   }
   os << name << ": " << r.failed << " of " << r.checked << " coordinates off; max |error| " << r.max_abs_error
      << " (gradient scale " << scale << ")\n";
