@@ -6,7 +6,8 @@
 # sacreBLEU's TER is very slow, so TER uses the first $TER_LINES lines (default 20000).
 #
 #   bench/bleu_speed.sh [DATA_DIR] [TT_BLEU]       (defaults: ../shared/data/mt-outputs, build/bin/tt-bleu)
-#   env: REPEAT (100), TER_LINES (20000), SACREBLEU (path; else a venv under ${TMPDIR:-/tmp})
+#   env: REPEAT (100), TER_LINES (20000), METRICS ("bleu chrf ter"),
+#        SACREBLEU (path; else a venv under ${TMPDIR:-/tmp})
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 data=${1:-$repo/../shared/data/mt-outputs}
@@ -33,7 +34,7 @@ run() {
 }
 printf '%-5s %8s  %-24s %-24s %-24s %s\n' metric lines "sacrebleu wall/cpu s" "tt-bleu -j1 wall/cpu s" \
   "tt-bleu all wall/cpu s" "ratio (cpu, -j1 | wall, all)"
-for metric in bleu chrf ter; do
+for metric in ${METRICS:-bleu chrf ter}; do
   hyp=$tmp/hyp ref=$tmp/ref
   [[ $metric == ter ]] && hyp=$tmp/hyp.ter ref=$tmp/ref.ter
   read -r s_wall s_cpu <<<"$(run s_$metric "$SACREBLEU" "$ref" -i "$hyp" -m $metric -b -w 4)"
