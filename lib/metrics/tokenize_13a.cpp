@@ -33,55 +33,75 @@ std::string mteval_post_tokenize(std::string_view line, bool normalize) {
     }
   }
   a.resize(static_cast<size_t>(p - a.data()));
+  // The three pair substitutions copy the long stretches between candidate positions in bulk.
   std::string b;
+  auto next_period_comma = [](const std::string& s, size_t from) {
+    while (from < s.size() && !is_period_comma(s[from])) ++from;
+    return from;
+  };
   if (has_period_comma) {
-    // ([^0-9])([\.,]) -> "\1 \2 "
-    b.assign(a.size() * 2, '\0');
-    p = b.data();
+    // ([^0-9])([\.,]) -> "\1 \2 ": a match starts just before a period or comma
+    b.clear();
+    b.reserve(a.size() * 2);
     for (size_t i = 0; i < a.size();) {
-      if (i + 1 < a.size() && !is_digit(a[i]) && is_period_comma(a[i + 1])) {
-        *p++ = a[i];
-        *p++ = ' ';
-        *p++ = a[i + 1];
-        *p++ = ' ';
+      size_t j = next_period_comma(a, i + 1);
+      if (j >= a.size()) {
+        b.append(a, i, std::string::npos);
+        break;
+      }
+      b.append(a, i, j - 1 - i);
+      i = j - 1;
+      if (!is_digit(a[i])) {
+        b.push_back(a[i]);
+        b.push_back(' ');
+        b.push_back(a[j]);
+        b.push_back(' ');
         i += 2;
       } else {
-        *p++ = a[i++];
+        b.push_back(a[i++]);
       }
     }
-    b.resize(static_cast<size_t>(p - b.data()));
-    // ([\.,])([^0-9]) -> " \1 \2"
-    a.assign(b.size() * 2, '\0');
-    p = a.data();
+    // ([\.,])([^0-9]) -> " \1 \2": a match starts at a period or comma
+    a.clear();
+    a.reserve(b.size() * 2);
     for (size_t i = 0; i < b.size();) {
-      if (i + 1 < b.size() && is_period_comma(b[i]) && !is_digit(b[i + 1])) {
-        *p++ = ' ';
-        *p++ = b[i];
-        *p++ = ' ';
-        *p++ = b[i + 1];
-        i += 2;
+      size_t j = next_period_comma(b, i);
+      a.append(b, i, j - i);
+      if (j >= b.size()) break;
+      if (j + 1 < b.size() && !is_digit(b[j + 1])) {
+        a.push_back(' ');
+        a.push_back(b[j]);
+        a.push_back(' ');
+        a.push_back(b[j + 1]);
+        i = j + 2;
       } else {
-        *p++ = b[i++];
+        a.push_back(b[j]);
+        i = j + 1;
       }
     }
-    a.resize(static_cast<size_t>(p - a.data()));
   }
   if (has_dash) {
     // ([0-9])(-) -> "\1 \2 "
-    b.assign(a.size() * 2, '\0');
-    p = b.data();
+    b.clear();
+    b.reserve(a.size() * 2);
     for (size_t i = 0; i < a.size();) {
-      if (i + 1 < a.size() && is_digit(a[i]) && a[i + 1] == '-') {
-        *p++ = a[i];
-        *p++ = ' ';
-        *p++ = '-';
-        *p++ = ' ';
+      size_t j = a.find('-', i + 1);
+      if (j == std::string::npos) {
+        b.append(a, i, std::string::npos);
+        break;
+      }
+      b.append(a, i, j - 1 - i);
+      i = j - 1;
+      if (is_digit(a[i])) {
+        b.push_back(a[i]);
+        b.push_back(' ');
+        b.push_back('-');
+        b.push_back(' ');
         i += 2;
       } else {
-        *p++ = a[i++];
+        b.push_back(a[i++]);
       }
     }
-    b.resize(static_cast<size_t>(p - b.data()));
     a.swap(b);
   }
   return normalize ? normalize_whitespace(a) : a;
