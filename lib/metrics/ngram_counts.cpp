@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <numeric>
 
@@ -107,6 +108,22 @@ void merge_max(NgramCounts& acc, const NgramCounts& other) {
   acc.swap(merged);
 }
 
+// A fast hash for short tokens (8 bytes at a time); equal hashes are always confirmed by comparison.
+static inline uint64_t token_hash(std::string_view s) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ s.size();
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 31;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, s.data() + i, s.size() - i);
+  h = (h ^ tail) * 0x94D049BB133111EBULL;
+  return h ^ (h >> 29);
+}
+
 uint32_t assign_ids(const std::vector<std::string_view>& tokens, std::vector<uint32_t>& ids) {
   // Open addressing over token indices; equal hashes are confirmed by comparing the strings.
   size_t capacity = 16;
@@ -116,9 +133,8 @@ uint32_t assign_ids(const std::vector<std::string_view>& tokens, std::vector<uin
   std::vector<size_t> hashes(tokens.size());
   ids.assign(tokens.size(), 0);
   uint32_t next = 0;
-  std::hash<std::string_view> hasher;
   for (size_t k = 0; k < tokens.size(); ++k) {
-    size_t h = hasher(tokens[k]);
+    size_t h = token_hash(tokens[k]);
     hashes[k] = h;
     size_t index = h & mask;
     while (true) {
