@@ -29,6 +29,17 @@ struct Transformer::Impl {
   Decoder::Saved decoder_saved;
   tensor::Arena scratch;  // per-layer backward temporaries, reset after each layer
 
+  // Drops the saved activations' tensor handles (keeping the vectors' capacity): after a step nothing may
+  // keep an arena chunk alive, or the arena's consolidation would hold old and new chunks at once.
+  void release_saved() {
+    encoder_saved.embedding = {};
+    encoder_saved.final_norm = {};
+    for (auto& l : encoder_saved.layers) l = {};
+    decoder_saved.embedding = {};
+    decoder_saved.final_norm = {};
+    for (auto& l : decoder_saved.layers) l = {};
+  }
+
   void declare(ParameterSet& params, const ModelConfig& config) {
     embeddings.declare(params, config);
     encoder.declare(params, config);
@@ -142,6 +153,10 @@ void Transformer::init_parameters(uint64_t seed) {
 LossStats Transformer::forward_backward(const Batch& batch, tensor::Arena& arena, const StepRng& rng,
                                         float grad_scale) {
   Impl& m = *impl_;
+  struct Release {  // also on exceptions
+    Impl& m;
+    ~Release() { m.release_saved(); }
+  } release{m};
   const StepContext ctx{arena, rng.dropout, rng.seed, rng.step};
   const DeviceBatch d = upload(batch, m.embeddings, arena, true);
   const int64_t N = int64_t{batch.B} * batch.T, D = config_.d_model;
