@@ -165,13 +165,13 @@ int bleu_main(int argc, char** argv) {
   if (paired && systems.size() < 2) throw tt::ConfigError("paired tests need two or more systems given to -i");
   if (f.confidence && systems.size() > 1) throw tt::ConfigError("use --paired-bs or --paired-ar for several systems");
 
+  const uint64_t seed = paired || f.confidence ? parse_seed(f.seed) : 0;
   m::FormatOptions fmt{f.width, f.score_only, f.format == "json", false};
   m::SignatureContext context{static_cast<int>(refs.size()), 0, 0, ""};
 
   if (f.sentence_level) {  // first metric only, one line per segment
     const m::Metric& metric = *metrics[0];
     std::vector<double> stats = m::corpus_stats(metric, systems[0], refs, f.threads);
-    std::string sig = metric.signature(context).format();
     fmt.one_line = true;
     std::string out;
     for (size_t i = 0; i < systems[0].size(); ++i) {
@@ -195,7 +195,7 @@ int bleu_main(int argc, char** argv) {
       if (f.confidence) {
         ctx.bootstrap_samples = f.confidence_n;
         ctx.seed = lowercase(f.seed);
-        auto [mean, ci] = m::bootstrap_confidence(*metric, stats, systems[0].size(), f.confidence_n, parse_seed(f.seed));
+        auto [mean, ci] = m::bootstrap_confidence(*metric, stats, systems[0].size(), f.confidence_n, seed);
         conf = m::Confidence{mean, ci};
       }
       fmt.json = f.format == "json";
@@ -220,7 +220,7 @@ int bleu_main(int argc, char** argv) {
     for (const auto& hyps : systems) stats.push_back(m::corpus_stats(*metric, hyps, refs, f.threads));
     std::vector<m::PairedResult> results;
     if (paired) {
-      results = m::paired_test(*metric, stats, systems[0].size(), report.test, report.n_samples, parse_seed(f.seed));
+      results = m::paired_test(*metric, stats, systems[0].size(), report.test, report.n_samples, seed);
     } else {
       for (const auto& s : stats) results.push_back({metric->score(m::sum_stats(s, metric->n_stats()).data()).score, {}, {}, {}});
     }
