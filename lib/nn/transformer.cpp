@@ -9,6 +9,7 @@
 #include "nn/loss.h"
 #include "ops/embedding.h"
 #include "ops/softmax.h"
+#include "ops/copy.h"
 #include "ops/cross_entropy.h"
 #include "ops/view.h"
 #include "util/check.h"
@@ -146,7 +147,7 @@ void Transformer::init_parameters(uint64_t seed) {
       const float a = std::sqrt(6.0f / static_cast<float>(p.shape[0] + p.shape[1]));
       for (size_t j = 0; j < host.size(); ++j) host[j] = a * (2.0f * util::philox_uniform(seed, stream, j) - 1.0f);
     }
-    backend_.copy_from_host(p.value.f32(), host.data(), p.value.bytes());
+    ops::upload(p.value, host);
   }
 }
 

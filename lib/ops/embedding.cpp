@@ -25,12 +25,6 @@ tensor::Tensor upload_ids(tensor::Arena& arena, const std::vector<int32_t>& ids,
   return t;
 }
 
-void upload(const tensor::Tensor& dst, const std::vector<int32_t>& values) {
-  TT_CHECK_MSG(static_cast<int64_t>(values.size()) == dst.numel(),
-               "upload of " + std::to_string(values.size()) + " values into " + dst.shape().str());
-  if (!values.empty()) dst.backend().copy_from_host(dst.i32(), values.data(), dst.bytes());
-}
-
 void embedding_forward(const tensor::Tensor& y, const tensor::Tensor& ids, const tensor::Tensor& table,
                        const tensor::Tensor& positions, float scale, int position_offset) {
   TT_CHECK(ids.shape().rank() == 2 && table.shape().rank() == 2);

@@ -16,9 +16,6 @@ namespace tt::ops {
 tensor::Tensor upload_ids(tensor::Arena& arena, const std::vector<int32_t>& ids, tensor::Shape shape, int vocab_size,
                           const std::string& what);
 
-// Copies host values into an existing i32 tensor (lengths, reorder indices); sizes must match.
-void upload(const tensor::Tensor& dst, const std::vector<int32_t>& values);
-
 // y[b, t, :] = scale · table[ids[b, t], :] + positions[position_offset + t, :] (positions may be undefined).
 void embedding_forward(const tensor::Tensor& y, const tensor::Tensor& ids, const tensor::Tensor& table,
                        const tensor::Tensor& positions, float scale, int position_offset = 0);
