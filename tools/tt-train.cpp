@@ -144,6 +144,7 @@ int train_main(int argc, char** argv) {
   app.add_option("--init", init_dir, "Start from this model directory (config.json + model.safetensors)")
       ->check(CLI::ExistingDirectory)
       ->excludes("--config")
+      ->excludes("--preset")
       ->group(s);
   app.add_option("-o,--output", output_dir, "Save the trained model directory here")->group(s);
   app.add_option("--seed", seed, "Seed for initialisation, batches and dropout")->capture_default_str();

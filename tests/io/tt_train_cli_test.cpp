@@ -14,7 +14,7 @@ using tt::test::tool;
 namespace {
 
 const std::string tiny_model =
-    " --preset tiny --d-model 32 --d-ff 64 --heads 2 --layers 1 --vocab-size 12 --threads 1 --device cpu";
+    " --preset tiny --d-model 32 --d-ff 64 --heads 2 --layers 1 --vocab-size 12";
 
 nlohmann::json last_json_line(const std::string& out) {
   const auto end = out.find_last_not_of('\n');
@@ -104,10 +104,9 @@ TEST_CASE("tt-train: invalid configs are one message and exit 1; bad flags exit 
 TEST_CASE("tt-train --synthetic-steps learns the copy task, saves and reloads the model directory", "[tt-train]") {
   tt::test::TmpDir dir;
   const std::string model = dir.file("model");
-  const std::string run = tool("tt-train") + tiny_model +
-                          " --dropout 0 --synthetic-task copy --batch-size 16 --src-len 6 --tgt-len 6"
-                          " --warmup-steps 30 --lr-scale 0.5";
-  auto r = run_command(run + " --synthetic-steps 300 -o " + model);
+  const std::string task = " --dropout 0 --synthetic-task copy --batch-size 16 --src-len 6 --tgt-len 6"
+                           " --warmup-steps 30 --lr-scale 0.5 --threads 1 --device cpu";
+  auto r = run_command(tool("tt-train") + tiny_model + task + " --synthetic-steps 300 -o " + model);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.err, Catch::Contains("step 300/300"));
   auto j = last_json_line(r.out);
@@ -127,10 +126,15 @@ TEST_CASE("tt-train --synthetic-steps learns the copy task, saves and reloads th
   CHECK(weights.find("encoder.layers.0.self_attn.q_proj.weight") != nullptr);
 
   // Reloaded, the model starts where it ended (a fresh one would start near `first`).
-  r = run_command(run + " --synthetic-steps 1 --seed 9 --quiet --init " + model);
+  r = run_command(tool("tt-train") + task + " --synthetic-steps 1 --seed 9 --quiet --init " + model);
   REQUIRE(r.status == 0);
   CHECK(r.err.empty());
   CHECK(last_json_line(r.out)["first_loss"].get<double>() < 1.2);
+
+  // --init takes the architecture from the directory: a preset beside it is a usage error.
+  r = run_command(tool("tt-train") + task + " --synthetic-steps 1 --preset tiny --init " + model);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--preset excludes --init"));
 
   // Weights that do not fit the architecture: one message naming the tensor.
   r = run_command(tool("tt-train") + " --init " + model + " --d-ff 48 --synthetic-steps 1 --threads 1");
@@ -139,7 +143,8 @@ TEST_CASE("tt-train --synthetic-steps learns the copy task, saves and reloads th
 }
 
 TEST_CASE("tt-train --synthetic-steps is deterministic for a seed", "[tt-train]") {
-  const std::string run = tool("tt-train") + tiny_model + " --batch-size 4 --src-len 5 --tgt-len 7 --synthetic-steps 3 -q";
+  const std::string run =
+      tool("tt-train") + tiny_model + " --threads 1 --device cpu --batch-size 4 --src-len 5 --tgt-len 7 --synthetic-steps 3 -q";
   auto a = run_command(run + " --seed 5"), b = run_command(run + " --seed 5"), c = run_command(run + " --seed 6");
   REQUIRE(a.status == 0);
   CHECK(last_json_line(a.out)["last_loss"] == last_json_line(b.out)["last_loss"]);
