@@ -157,7 +157,7 @@ TEST_CASE("safetensors: expect() reports a model mismatch with expected and foun
   CHECK_THROWS_WITH(r.expect("dec.w", StDType::f32, {2, 3}), Catch::Contains("'dec.w'"));
 }
 
-TEST_CASE("safetensors: unreadable paths are IoErrors; failed writes leave nothing behind", "[safetensors]") {
+TEST_CASE("safetensors: unreadable paths are IoErrors, failed writes leave nothing behind", "[safetensors]") {
   tt::test::TmpDir dir;
   CHECK_THROWS_AS(SafetensorsReader(dir.file("missing.safetensors")), tt::IoError);
   CHECK_THROWS_AS(SafetensorsReader(dir.path()), tt::IoError);

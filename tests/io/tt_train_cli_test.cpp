@@ -66,7 +66,7 @@ TEST_CASE("tt-train: flags override --config, which overrides the preset", "[tt-
   CHECK(j["parameters"] == (100 + 90 + 1024) * D + 2 * (4 * proj + 4 * D + ffn) + (8 * proj + 6 * D + ffn) + 4 * D);
 }
 
-TEST_CASE("tt-train: invalid configs are one message and exit 1; bad flags exit 2", "[tt-train]") {
+TEST_CASE("tt-train: invalid configs are one message and exit 1, bad flags exit 2", "[tt-train]") {
   const std::string t = tool("tt-train");
   auto r = run_command(t + " --preset tiny --vocab-size 1000 --d-model 130 --dry-run");
   CHECK(r.status == 1);
