@@ -36,9 +36,11 @@ cd "$work"
 
 say "1. resolve a model configuration (tiny preset, vocabulary 1000)"
 run tt-train --preset tiny --vocab-size 1000 --dry-run
-run tt-train --preset base --vocab-size 37000 --dry-run | python3 -c \
-  'import json,sys; print("base with a 37000 vocabulary:", json.load(sys.stdin)["parameters"], "parameters (paper: 65M)")' \
-  2>/dev/null || true
+# One JSON field without needing python: "parameters":N
+field() { grep -o "\"$1\":[^,}]*" "${2:--}" | head -n 1 | cut -d: -f2; }
+printf '$ tt-train --preset base --vocab-size 37000 --dry-run\n' >&2
+echo "base with a 37000 vocabulary: $(tt-train --preset base --vocab-size 37000 --dry-run | field parameters)" \
+  "parameters (the paper's 65M)"
 echo "and an invalid one (d_model not divisible by heads) is refused:" >&2
 tt-train --preset tiny --vocab-size 1000 --d-model 130 --dry-run || echo "(exit status $?)" >&2
 
@@ -57,14 +59,10 @@ ls -l copy-model >&2
 
 say "   reload the saved model and continue: the loss starts where it ended, not from scratch"
 run tt-train --init copy-model --synthetic-steps 5 --seed 7 "${common[@]}" >second.json
-python3 - <<'PY' || true
-import json
-a, b = json.load(open("first.json")), json.load(open("second.json"))
-del a["step_times"]
-print("result line (stdout) of the first run, without its per-step times:\n" + json.dumps(a))
-print(f"loss {a['first_loss']:.3f} at the start -> {a['last_loss']:.3f} after {a['steps']} steps; "
-      f"{b['first_loss']:.3f} on a fresh batch after reloading")
-PY
+echo "result line (stdout) of the first run, without its per-step times:"
+sed 's/,"step_times":\[[^]]*\]//' first.json
+echo "loss $(field first_loss first.json) at the start -> $(field last_loss first.json) after" \
+  "$(field steps first.json) steps; $(field first_loss second.json) on a fresh batch after reloading"
 
 say "3. subwords and scores"
 if [[ -x $bin/tt-tokenize ]]; then
