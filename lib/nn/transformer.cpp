@@ -180,17 +180,10 @@ LossStats Transformer::forward_backward(const Batch& batch, tensor::Arena& arena
   return stats;
 }
 
-LossStats Transformer::evaluate(const Batch& batch, tensor::Arena& arena) {
-  Tensor logits = forward_logits(batch, arena);
-  const DeviceBatch d = upload(batch, impl_->embeddings, arena, true);
-  return label_smoothed_loss(logits.reshape(Shape{logits.numel() / logits.dim(2), logits.dim(2)}), d.tgt_out,
-                             batch.tgt_out, config_.label_smoothing, config_.pad_id, 0.0f, arena);
-}
-
-Tensor Transformer::forward_logits(const Batch& batch, tensor::Arena& arena, AttentionCapture* capture) {
-  Impl& m = *impl_;
+// The teacher-forced forward pass without dropout and without saving anything: logits [B, T, V].
+static Tensor inference_logits(Transformer::Impl& m, const DeviceBatch& d, const Batch& batch, tensor::Arena& arena,
+                               AttentionCapture* capture) {
   const StepContext ctx{arena, false, 0, 0};
-  const DeviceBatch d = upload(batch, m.embeddings, arena, false);
   Tensor memory = m.encoder.forward(d.src, d.src_lengths, m.embeddings, ctx, nullptr,
                                     capture ? &capture->encoder : nullptr);
   Tensor hidden = m.decoder.forward(d.tgt_in, d.tgt_lengths, memory, d.src_lengths, m.embeddings, ctx, nullptr,
@@ -200,6 +193,18 @@ Tensor Transformer::forward_logits(const Batch& batch, tensor::Arena& arena, Att
   Tensor logits = arena.allocate(Shape{batch.B, batch.T, table.dim(0)});
   output_projection_forward(logits.reshape(Shape{int64_t{batch.B} * batch.T, table.dim(0)}), hidden, table);
   return logits;
+}
+
+LossStats Transformer::evaluate(const Batch& batch, tensor::Arena& arena) {
+  const DeviceBatch d = upload(batch, impl_->embeddings, arena, true);
+  Tensor logits = inference_logits(*impl_, d, batch, arena, nullptr);
+  return label_smoothed_loss(logits.reshape(Shape{logits.numel() / logits.dim(2), logits.dim(2)}), d.tgt_out,
+                             batch.tgt_out, config_.label_smoothing, config_.pad_id, 0.0f, arena);
+}
+
+Tensor Transformer::forward_logits(const Batch& batch, tensor::Arena& arena, AttentionCapture* capture) {
+  const DeviceBatch d = upload(batch, impl_->embeddings, arena, false);
+  return inference_logits(*impl_, d, batch, arena, capture);
 }
 
 EncoderOutput Transformer::encode(const std::vector<int32_t>& src, const std::vector<int32_t>& src_lengths, int B,
