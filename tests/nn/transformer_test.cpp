@@ -209,7 +209,7 @@ TEST_CASE("model gradients: pre-LN, sinusoidal, shared vocabulary", "[nn][transf
   check_model_gradients(nn::NormPlacement::pre, nn::PositionKind::sinusoidal, true);
 }
 
-TEST_CASE("grad_scale scales the accumulated gradient; gradients accumulate", "[nn][transformer]") {
+TEST_CASE("grad_scale scales the accumulated gradient, and gradients accumulate", "[nn][transformer]") {
   auto be = backend::make_backend("cpu", 1);
   auto c = tiny_config(nn::NormPlacement::post, nn::PositionKind::sinusoidal, true);
   nn::Transformer model(c, *be);
