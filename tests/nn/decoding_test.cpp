@@ -5,6 +5,7 @@
 #include "backend/backend.h"
 #include "nn/transformer.h"
 #include "support/grad_check.h"
+#include "util/error.h"
 
 using namespace tt;
 using tensor::Shape;
@@ -173,4 +174,32 @@ TEST_CASE("attention capture in the full forward pass does not change the logits
     CHECK(sum == Approx(1.0).margin(1e-6));
     CHECK(enc[size_t(1) * H * S * S + size_t(q) * S + 4] == 0.0f);  // sentence 1: keys 3, 4 are padding
   }
+}
+
+TEST_CASE("reorder before the first step expands sentences into beams", "[nn][decoding]") {
+  auto be = backend::make_backend("cpu", 1);
+  auto c = decode_config(nn::NormPlacement::pre, nn::PositionKind::learned);
+  nn::Transformer model(c, *be);
+  model.init_parameters(8);
+  const int B = 2, S = 4, T = 3, V = c.vocab_size_tgt;
+  nn::Batch batch = make_batch(B, S, T, {4, 2}, 5);
+  const std::vector<int32_t> index{0, 0, 1, 1};
+  nn::Batch expanded = make_batch(4, S, T, {4, 4, 2, 2}, 6);
+  for (int i = 0; i < 4; ++i)
+    for (int s = 0; s < S; ++s) expanded.src[size_t(i) * S + s] = batch.src[size_t(index[i]) * S + s];
+  tensor::Arena arena(*be), cache_arena(*be), step_arena(*be);
+  const auto full = model.forward_logits(expanded, arena).to_host_f32();
+  auto encoded = model.encode(batch.src, batch.src_lengths, B, S, arena);
+  auto state = model.start_decoding(encoded, 4, T, cache_arena);
+  model.reorder(state, index);
+  REQUIRE(state.rows() == 4);
+  for (int t = 0; t < T; ++t) {
+    tensor::ArenaScope scope(step_arena);
+    std::vector<int32_t> tokens;
+    for (int r = 0; r < 4; ++r) tokens.push_back(expanded.tgt_in[size_t(r) * T + t]);
+    auto step = model.decode_step(state, tokens, step_arena).to_host_f32();
+    for (int r = 0; r < 4; ++r) check_close(step, size_t(r) * V, full, (size_t(r) * T + t) * V, V);
+  }
+  CHECK_THROWS_AS(model.decode_step(state, {2, 2, 2, 2}, step_arena), tt::Error);  // max_length reached
+  CHECK_THROWS_AS(model.reorder(state, {0, 4}), tt::Error);                      // no row 4
 }
