@@ -45,14 +45,16 @@ template <class SublayerBackward>
 void residual_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const LayerNorm& norm,
                        NormPlacement placement, const ResidualSaved& saved, tensor::Arena& scratch,
                        SublayerBackward&& fb) {
-  tensor::Tensor dsub = scratch.allocate(dy.shape());
+  // Without dropout the sub-layer's output gradient is dy itself (sub-layer backwards only read it).
+  const bool dropout = saved.p > 0;
+  tensor::Tensor dsub = dropout ? scratch.allocate(dy.shape()) : dy;
   if (placement == NormPlacement::post) {
     norm.backward(dy, dy, saved.norm);  // dy now holds d(sum)
-    ops::dropout_backward(dsub, dy, saved.p, saved.key);
+    if (dropout) ops::dropout_backward(dsub, dy, saved.p, saved.key);
     fb(dx, dsub);
     ops::add(dx, dx, dy);  // residual path
   } else {
-    ops::dropout_backward(dsub, dy, saved.p, saved.key);
+    if (dropout) ops::dropout_backward(dsub, dy, saved.p, saved.key);
     tensor::Tensor dh = scratch.allocate(dy.shape());
     fb(dh, dsub);
     norm.backward(dh, dh, saved.norm);
