@@ -11,7 +11,7 @@ std::string version_string(const std::string& tool) { return tool + " " + tt::ve
 void configure_app(CLI::App& app, const std::string& tool) {
   app.name(tool);
   app.set_version_flag("--version", version_string(tool), "Print the version and exit");
-  app.footer("See 'man " + tool + "' for details and examples. Exit status: 0 ok, 1 error, 2 usage error.");
+  app.footer("See 'man " + tool + "' for details and examples. Exit status: 0 ok, 1 error, 2 usage error.\n");
   app.get_formatter()->column_width(34);
 }
 
