@@ -86,7 +86,7 @@ TEST_CASE("corpus statistics do not depend on the thread count", "[metrics]") {
 
 TEST_CASE("a segment with more distinct tokens than a 64-bit key packs uses the sort-based path", "[metrics]") {
   std::string ref, hyp;
-  for (int i = 0; i < 40000; ++i) ref += "w" + std::to_string(i) + " ";
+  for (int i = 0; i < 40000; ++i) ref.append(1, 'w').append(std::to_string(i)).append(1, ' ');
   hyp = ref + "extra";
   Bleu bleu(BleuOptions{false, Tokenizer::none, SmoothMethod::exp, {}, false});
   auto s = stats_of(bleu, hyp, {ref});

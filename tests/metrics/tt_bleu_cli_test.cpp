@@ -72,7 +72,7 @@ TEST_CASE("sentence level with -f json prints one JSON object per line", "[metri
 TEST_CASE("empty corpus scores zero", "[metrics][cli]") {
   tt::test::TmpDir dir;
   std::string ref = dir.write("ref", "");
-  auto r = run_command("'" + tool("tt-bleu") + "' '" + ref + "' -m bleu chrf ter -b -f text");
+  auto r = run_command(tt::test::quoted(tool("tt-bleu")).append(" ").append(tt::test::quoted(ref)).append(" -m bleu chrf ter -b -f text"));
   CHECK(r.status == 0);
   CHECK(r.out == "0.0\n0.0\n0.0\n");
 }
@@ -104,7 +104,7 @@ TEST_CASE("bad input: one clear message and a non-zero exit", "[metrics][cli]") 
   CHECK(contains(r.err, "no-such-ref.txt"));
 
   std::string bad = dir.write("bad.txt", "fine\nbad \xff byte\n");
-  r = run_command("'" + tool("tt-bleu") + "' '" + bad + "' -i '" + bad + "'");
+  r = run_command(tt::test::quoted(tool("tt-bleu")).append(" ").append(tt::test::quoted(bad)).append(" -i ").append(tt::test::quoted(bad)));
   CHECK(r.status == 1);
   CHECK(contains(r.err, "bad.txt:2: invalid UTF-8"));
 
@@ -118,10 +118,10 @@ TEST_CASE("bad input: one clear message and a non-zero exit", "[metrics][cli]") 
 }
 
 TEST_CASE("--help and --version exit 0 and print to stdout", "[metrics][cli]") {
-  auto help = run_command("'" + tool("tt-bleu") + "' --help");
+  auto help = run_command(tt::test::quoted(tool("tt-bleu")).append(" --help"));
   CHECK(help.status == 0);
   CHECK(contains(help.out, "--chrf-word-order"));
-  auto version = run_command("'" + tool("tt-bleu") + "' --version");
+  auto version = run_command(tt::test::quoted(tool("tt-bleu")).append(" --version"));
   CHECK(version.status == 0);
   CHECK(contains(version.out, "tt-bleu"));
 }

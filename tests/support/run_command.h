@@ -30,6 +30,15 @@ inline CommandResult run_command(const std::string& command, const std::string& 
   return r;
 }
 
+// Wraps a path in single quotes for the shell (built with append: GCC 12 warns falsely, -Wrestrict, on
+// chains like "'" + s + "'").
+inline std::string quoted(const std::string& s) {
+  std::string q;
+  q.reserve(s.size() + 2);
+  q.append(1, '\'').append(s).append(1, '\'');
+  return q;
+}
+
 // Absolute path of a built tool, e.g. tool("tt-bleu").
 inline std::string tool(const std::string& name) { return std::string(TT_BIN_DIR) + "/" + name; }
 
