@@ -4,6 +4,7 @@
 
 #include "backend/backend.h"
 #include "nn/encoder_layer.h"
+#include "layer_fixture.h"
 #include "support/grad_check.h"
 
 using namespace tt;
@@ -12,23 +13,8 @@ using tensor::Tensor;
 
 namespace {
 
-nn::ModelConfig layer_config(nn::NormPlacement norm, bool dropout) {
-  nn::ModelConfig c;
-  c.vocab_size_src = c.vocab_size_tgt = 10;
-  c.d_model = 8;
-  c.heads = 2;
-  c.d_ff = 12;
-  c.norm = norm;
-  c.dropout = dropout ? 0.2f : 0.0f;
-  c.attention_dropout = dropout ? 0.1f : 0.0f;
-  c.relu_dropout = dropout ? 0.1f : 0.0f;
-  return c;
-}
-
-void report(const test::GradCheck& r) {
-  INFO(r.report);
-  CHECK(r.ok());
-}
+using test::layer_config;
+using test::report;
 
 void check_encoder_layer(nn::NormPlacement norm, bool dropout) {
   auto be = backend::make_backend("cpu", 1);
