@@ -41,23 +41,14 @@ __device__ inline float warp_max(float v) {
 
 // Sum over the whole block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
 // `shared` holds 32 values. Ends with a barrier, so `shared` may be reused right after.
-__device__ inline float block_sum(float v, float* shared) {
+// float for row reductions, double for sum_squares: one body for both.
+template <typename T>
+__device__ inline T block_sum(T v, T* shared) {
   int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
   v = warp_sum(v);
   if (lane == 0) shared[warp] = v;
   __syncthreads();
-  v = lane < warps ? shared[lane] : 0.0f;
-  v = warp_sum(v);
-  __syncthreads();
-  return v;
-}
-
-__device__ inline double block_sum(double v, double* shared) {
-  int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
-  v = warp_sum(v);
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  v = lane < warps ? shared[lane] : 0.0;
+  v = lane < warps ? shared[lane] : T(0);
   v = warp_sum(v);
   __syncthreads();
   return v;
