@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "cli/app.h"
+#include "cli/common_options.h"
 #include "cli/run_tool.h"
 #include "io/model_dir.h"
 #include "nn/config.h"
@@ -115,11 +116,11 @@ int train_main(int argc, char** argv) {
   CLI::App app{"Train a Transformer translation model. For now: print the resolved configuration (--dry-run) or\n"
                "train on synthetic batches (--synthetic-steps), the smoke run and speed benchmark."};
   tt::cli::configure_app(app, "tt-train");
-  std::string preset_name = "base", config_path, init_dir, output_dir, device = "auto", task = "random";
-  bool dry_run = false, quiet = false;
+  std::string preset_name = "base", config_path, init_dir, output_dir, task = "random";
+  bool dry_run = false;
+  tt::cli::CommonOptions common;
   int64_t synthetic_steps = 0, warmup_steps = 4000;
-  int batch_size = 64, src_len = 32, tgt_len = 32, threads = 0;
-  uint64_t seed = 1;
+  int batch_size = 64, src_len = 32, tgt_len = 32;
   double lr_scale = 1.0;
   ModelFlags flags;
 
@@ -147,12 +148,10 @@ int train_main(int argc, char** argv) {
       ->excludes("--preset")
       ->group(s);
   app.add_option("-o,--output", output_dir, "Save the trained model directory here")->group(s);
-  app.add_option("--seed", seed, "Seed for initialisation, batches and dropout")->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (0: all cores)")->capture_default_str();
-  app.add_option("--device", device, "cpu, cuda or auto")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
-      ->capture_default_str();
-  app.add_flag("-q,--quiet", quiet, "No per-step lines on stderr");
+  tt::cli::add_seed_option(app, common, "Seed for initialisation, batches and dropout");
+  tt::cli::add_threads_option(app, common);
+  tt::cli::add_device_option(app, common);
+  tt::cli::add_quiet_flag(app, common, "No per-step lines on stderr");
   tt::cli::parse(app, argc, argv);
 
   if (!dry_run && synthetic_steps == 0) {
@@ -182,22 +181,22 @@ int train_main(int argc, char** argv) {
   options.batch_size = batch_size;
   options.src_len = src_len;
   options.tgt_len = tgt_len;
-  options.seed = seed;
+  options.seed = common.seed;
   options.warmup_steps = warmup_steps;
   options.lr_scale = lr_scale;
   options.task = task == "copy" ? tt::train::SyntheticTask::copy : tt::train::SyntheticTask::random;
 
-  auto backend = tt::backend::make_backend(device, threads);
+  auto backend = tt::backend::make_backend(common.device, common.threads);
   tt::nn::Transformer model(config, *backend);
   if (!init_dir.empty()) tt::io::load_model_weights(init_dir, model.params());
-  else model.init_parameters(seed);
-  if (!quiet)
+  else model.init_parameters(common.seed);
+  if (!common.quiet)
     std::cerr << "tt-train: " << config.parameter_count() << " parameters on " << backend->name() << ", batch "
               << batch_size << " x " << src_len << " -> " << tgt_len << "\n";
 
   const double step_tokens = static_cast<double>(batch_size) * tgt_len;
   auto result = tt::train::train_synthetic(model, options, [&](const tt::train::StepReport& r) {
-    if (quiet) return;
+    if (common.quiet) return;
     char line[160];
     std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.3g  %.3f s  %.0f tgt tok/s\n",
                   static_cast<long long>(r.step), static_cast<long long>(synthetic_steps), r.loss, r.lr, r.seconds,
@@ -206,13 +205,13 @@ int train_main(int argc, char** argv) {
   });
   if (!output_dir.empty()) {
     tt::io::save_model_dir(output_dir, config, model.params());
-    if (!quiet) std::cerr << "tt-train: saved " << output_dir << "\n";
+    if (!common.quiet) std::cerr << "tt-train: saved " << output_dir << "\n";
   }
 
   nlohmann::json out;
   out["bench"] = "train";
   out["device"] = backend->name();
-  out["threads"] = threads;
+  out["threads"] = common.threads;
   out["parameters"] = config.parameter_count();
   out["batch"] = {batch_size, src_len, tgt_len};
   out["steps"] = synthetic_steps;

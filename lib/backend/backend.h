@@ -143,7 +143,7 @@ class Backend {
 
 // Threads: `threads` <= 0 means all cores. The CPU backend owns its thread count (no global
 // omp_set_num_threads elsewhere); oneDNN and tt's loops share the one OpenMP runtime.
-// device: "cpu", "cuda", "auto" (CUDA when built with it and a GPU is present).
+// device: "cpu", "cuda" (= cuda:0), "cuda:N", "auto" (CUDA when built with it and a GPU is present).
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads);
 
 // True if this build has the CUDA backend and a GPU is visible.

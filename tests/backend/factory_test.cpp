@@ -17,13 +17,18 @@ TEST_CASE("make_backend builds the CPU backend and names its threads", "[backend
 
 TEST_CASE("make_backend rejects unknown devices and explains missing CUDA", "[backend][factory]") {
   CHECK_THROWS_AS(backend::make_backend("tpu", 1), ConfigError);
-  CHECK_THROWS_WITH(backend::make_backend("gpu", 1), Catch::Contains("cpu|cuda|auto"));
+  CHECK_THROWS_WITH(backend::make_backend("gpu", 1), Catch::Contains("cpu, cuda, cuda:N or auto"));
+  CHECK_THROWS_AS(backend::make_backend("cuda:", 1), ConfigError);
+  CHECK_THROWS_AS(backend::make_backend("cuda:x", 1), ConfigError);
   if (!backend::cuda_available()) {
     auto be = backend::make_backend("auto", 1);
     CHECK(be->device() == tensor::Device::cpu);
   }
   // Without a usable GPU, "cuda" is a tt::Error (the build-without-CUDA message, or the CUDA error text).
-  if (!backend::cuda_available()) CHECK_THROWS_AS(backend::make_backend("cuda", 1), Error);
+  if (!backend::cuda_available()) {
+    CHECK_THROWS_AS(backend::make_backend("cuda", 1), Error);
+    CHECK_THROWS_AS(backend::make_backend("cuda:1", 1), Error);
+  }
 }
 
 TEST_CASE("allocate is 64-byte aligned, zero bytes gives null", "[backend][memory]") {
