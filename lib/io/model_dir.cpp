@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "util/atomic_dir.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/version.h"
@@ -54,12 +55,9 @@ void load_parameters(const std::string& path, const nn::ParameterSet& params) {
   values.backend().copy_from_host(values.f32(), host.data(), host.size() * sizeof(float));
 }
 
-void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
-                    const nlohmann::json& extra) {
-  if (!extra.is_object()) throw InternalError("save_model_dir: extra must be a JSON object");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw IoError("cannot create model directory " + dir + ": " + ec.message());
+void write_model_files(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
+                       const nlohmann::json& extra) {
+  if (!extra.is_object()) throw InternalError("write_model_files: extra must be a JSON object");
   nlohmann::json j = extra;
   j["model"] = nn::to_json(config);
   j["tt_version"] = tt::version();
@@ -67,6 +65,13 @@ void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const
   file.stream() << j.dump(2) << "\n";
   file.commit();
   save_parameters(join(dir, weights_file_name), params, {{"format", "pt"}, {"tt_version", tt::version()}});
+}
+
+void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
+                    const nlohmann::json& extra) {
+  util::AtomicDirectory out(dir);
+  write_model_files(out.path(), config, params, extra);
+  out.commit();
 }
 
 nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full) {

@@ -22,8 +22,13 @@ void save_parameters(const std::string& path, const nn::ParameterSet& params,
 // model does not have, or a dtype/shape mismatch is a tt::FormatError naming the file and the tensor.
 void load_parameters(const std::string& path, const nn::ParameterSet& params);
 
-// Creates `dir` if needed and writes config.json ({"model": config, ...extra}) and model.safetensors.
+// Writes config.json ({"model": config, ...extra}) and model.safetensors into the existing directory `dir`
+// (each file atomic, the directory not: use it inside a util::AtomicDirectory to add more files).
 // `extra` must be a JSON object; its keys are added beside "model".
+void write_model_files(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
+                       const nlohmann::json& extra = nlohmann::json::object());
+// The whole model directory, all-or-nothing: written into a temporary sibling and renamed onto `dir`
+// (replacing an existing one only once the new one is complete).
 void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
                     const nlohmann::json& extra = nlohmann::json::object());
 // Reads and validates <dir>/config.json; errors name the file. `full` (if non-null) receives the whole JSON.

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "util/atomic_dir.h"
 #include "util/error.h"
 
 namespace tt::util {
@@ -15,14 +16,6 @@ namespace tt::util {
 std::string temp_path_beside(const std::string& path) {
   static std::atomic<unsigned> counter{0};  // uniqueness within a process; pid covers the rest
   return path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-}
-
-static void fsync_path(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw IoError(path + ": cannot open for sync: " + std::strerror(errno));
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw IoError(path + ": fsync failed: " + std::strerror(errno));
 }
 
 void commit_file(const std::string& from, const std::string& to) {

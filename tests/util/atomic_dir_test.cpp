@@ -1,0 +1,70 @@
+// AtomicDirectory: a directory appears complete or not at all, and an old one survives until the new one is.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "support/tmp_dir.h"
+#include "util/atomic_dir.h"
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+using tt::test::TmpDir;
+
+namespace {
+std::string slurp(const std::string& path) { return tt::test::read_file(path); }
+size_t entries(const std::string& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("AtomicDirectory: nothing at the target until commit, then everything", "[util][atomic_dir]") {
+  TmpDir tmp;
+  const std::string target = tmp.file("model");
+  {
+    tt::util::AtomicDirectory dir(target);
+    std::ofstream(dir.file("a.txt")) << "alpha";
+    CHECK_FALSE(fs::exists(target));
+    dir.commit();
+  }
+  CHECK(slurp(target + "/a.txt") == "alpha");
+  CHECK(entries(tmp.path()) == 1);  // no temporary left beside it
+}
+
+TEST_CASE("AtomicDirectory: an uncommitted directory leaves no trace and the old one intact", "[util][atomic_dir]") {
+  TmpDir tmp;
+  const std::string target = tmp.file("model");
+  fs::create_directory(target);
+  std::ofstream(target + "/old.txt") << "old";
+  {
+    tt::util::AtomicDirectory dir(target);
+    std::ofstream(dir.file("new.txt")) << "new";
+  }  // e.g. an exception while saving
+  CHECK(slurp(target + "/old.txt") == "old");
+  CHECK_FALSE(fs::exists(target + "/new.txt"));
+  CHECK(entries(tmp.path()) == 1);
+}
+
+TEST_CASE("AtomicDirectory: commit replaces an existing directory whole", "[util][atomic_dir]") {
+  TmpDir tmp;
+  const std::string target = tmp.file("nested/model/");
+  fs::create_directories(target);
+  std::ofstream(target + "old.txt") << "old";
+  tt::util::AtomicDirectory dir(target);
+  std::ofstream(dir.file("new.txt")) << "new";
+  dir.commit();
+  CHECK_FALSE(fs::exists(target + "old.txt"));
+  CHECK(slurp(target + "new.txt") == "new");
+  CHECK(entries(tmp.file("nested")) == 1);
+}
+
+TEST_CASE("AtomicDirectory: an unwritable parent is an IoError naming it", "[util][atomic_dir]") {
+  if (::geteuid() == 0) {
+    // root writes anywhere; use a path under a regular file instead
+    TmpDir tmp;
+    const std::string file = tmp.write("plain", "x");
+    CHECK_THROWS_AS(tt::util::AtomicDirectory(file + "/model"), tt::IoError);
+    return;
+  }
+  CHECK_THROWS_AS(tt::util::AtomicDirectory("/proc/tt-test-model"), tt::IoError);
+}
