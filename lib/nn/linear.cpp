@@ -58,11 +58,11 @@ void LinearGroup::bind(const ParameterSet& params, std::vector<const Linear*> me
     merged_.out_ = total_out_;
     tensor::Shape ws{total_out_, first.in_};
     merged_.w_ = ops::view(params.values(), w0, ws);
-    merged_.dw_ = ops::view(params.grads(), w0, ws);
+    if (params.has_gradients()) merged_.dw_ = ops::view(params.grads(), w0, ws);
     if (first.has_bias_) {
       const int64_t b0 = params[first.b_index_].offset;
       merged_.b_ = ops::view(params.values(), b0, tensor::Shape{total_out_});
-      merged_.db_ = ops::view(params.grads(), b0, tensor::Shape{total_out_});
+      if (params.has_gradients()) merged_.db_ = ops::view(params.grads(), b0, tensor::Shape{total_out_});
     }
   }
 }

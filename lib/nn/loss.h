@@ -7,10 +7,17 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/transformer.h"
+#include "tensor/tensor.h"
 #include "tensor/arena.h"
 
 namespace tt::nn {
+
+// Sums over the non-pad target tokens of a batch.
+struct LossStats {
+  double loss_sum = 0;  // label-smoothed cross-entropy
+  double nll_sum = 0;   // plain -log p(target), for perplexity
+  int64_t tokens = 0;
+};
 
 // logits = hidden · table^T
 void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table);

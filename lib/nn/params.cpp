@@ -16,12 +16,12 @@ size_t ParameterSet::declare(const std::string& name, tensor::Shape shape) {
   return params_.size() - 1;
 }
 
-void ParameterSet::allocate(backend::Backend& backend) {
+void ParameterSet::allocate(backend::Backend& backend, bool with_gradients) {
   values_ = tensor::Tensor::zeros(backend, tensor::Shape{total_});
-  grads_ = tensor::Tensor::zeros(backend, tensor::Shape{total_});
+  if (with_gradients) grads_ = tensor::Tensor::zeros(backend, tensor::Shape{total_});
   for (auto& p : params_) {
     p.value = values_.slice_rows(p.offset, p.shape.numel()).reshape(p.shape);
-    p.grad = grads_.slice_rows(p.offset, p.shape.numel()).reshape(p.shape);
+    if (with_gradients) p.grad = grads_.slice_rows(p.offset, p.shape.numel()).reshape(p.shape);
   }
 }
 

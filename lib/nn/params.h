@@ -24,10 +24,12 @@ class ParameterSet {
  public:
   // Phase 1: declare. Returns the index; names must be unique.
   size_t declare(const std::string& name, tensor::Shape shape);
-  // Phase 2: allocate the flat buffers (values uninitialised, grads zero) and make the views.
-  void allocate(backend::Backend& backend);
+  // Phase 2: allocate the flat buffers (values zero; with gradients, grads zero too) and make the views.
+  // Inference allocates no gradient buffer: Parameter::grad and grads() stay undefined.
+  void allocate(backend::Backend& backend, bool with_gradients = true);
 
   bool allocated() const { return values_.defined(); }
+  bool has_gradients() const { return grads_.defined(); }
   const std::vector<Parameter>& all() const { return params_; }
   const Parameter& operator[](size_t i) const { return params_[i]; }
   const Parameter* find(const std::string& name) const;  // nullptr if absent
@@ -36,7 +38,9 @@ class ParameterSet {
   int64_t flat_size() const { return total_; }
   const tensor::Tensor& values() const { return values_; }
   const tensor::Tensor& grads() const { return grads_; }
-  void zero_grad() const { grads_.zero(); }
+  void zero_grad() const {
+    if (grads_.defined()) grads_.zero();
+  }
 
  private:
   std::vector<Parameter> params_;

@@ -28,18 +28,13 @@
 #include "backend/backend.h"
 #include "nn/batch.h"
 #include "nn/config.h"
+#include "nn/decode_state.h"
+#include "nn/loss.h"
 #include "nn/params.h"
 #include "tensor/arena.h"
 #include "tensor/tensor.h"
 
 namespace tt::nn {
-
-// Sums over the non-pad target tokens of a batch.
-struct LossStats {
-  double loss_sum = 0;  // label-smoothed cross-entropy
-  double nll_sum = 0;   // plain -log p(target), for perplexity
-  int64_t tokens = 0;
-};
 
 // Where dropout masks come from: stream = rng_stream(dropout, step, site) for a distinct site per
 // (layer, place). dropout = false: evaluation mode (no dropout anywhere).
@@ -60,45 +55,19 @@ struct AttentionCapture {
   std::vector<tensor::Tensor> decoder_cross;
 };
 
-// The encoder's output for a batch of source sentences (lives in the arena passed to encode()).
-struct EncoderOutput {
-  int B = 0, S = 0;
-  tensor::Tensor memory;       // [B, S, D]
-  tensor::Tensor src_lengths;  // [B] i32, on the device
-};
-
-// Incremental decoding state: per decoder layer the self-attention K/V cache and the cross-attention K/V
-// of the source (computed once). Rows are hypotheses; reorder() selects / duplicates rows (beam search).
-class DecodeState {
- public:
-  int rows() const { return rows_; }
-  int length() const { return length_; }  // target positions decoded so far
-  int max_length() const { return max_length_; }
-
- private:
-  friend class Transformer;
-  int rows_ = 0, max_rows_ = 0, length_ = 0, max_length_ = 0, S_ = 0;
-  // Per decoder layer. self_k/self_v are time-major [max_length, max_rows, D], so one step's K/V rows are
-  // one contiguous block; cross_k/cross_v are [max_rows, S, D]. reorder() gathers into the spare tensors
-  // and swaps them in (no copy back).
-  std::vector<tensor::Tensor> self_k_, self_v_, cross_k_, cross_v_;
-  tensor::Tensor spare_self_, spare_cross_;
-  std::vector<int32_t> src_lengths_host_;  // [rows]
-  tensor::Tensor src_lengths_;             // [max_rows] i32 on the device
-  tensor::Tensor index_self_, index_cross_;  // [max_length * max_rows], [max_rows] i32 scratch for reorder
-  std::vector<int32_t> host_index_;
-};
+enum class Usage { training, inference };
 
 class Transformer {
  public:
-  // Validates the config, declares and allocates the parameters (values uninitialised: call
-  // init_parameters or load weights).
-  Transformer(const ModelConfig& config, backend::Backend& backend);
+  // Validates the config, declares and allocates the parameters (values zero: call init_parameters or
+  // load weights). An inference model allocates no gradients (half the memory) and cannot train.
+  Transformer(const ModelConfig& config, backend::Backend& backend, Usage usage = Usage::training);
   ~Transformer();
   Transformer(const Transformer&) = delete;
   Transformer& operator=(const Transformer&) = delete;
 
   const ModelConfig& config() const { return config_; }
+  Usage usage() const { return usage_; }
   ParameterSet& params() { return params_; }
   const ParameterSet& params() const { return params_; }
   backend::Backend& backend() const { return backend_; }
@@ -107,13 +76,12 @@ class Transformer {
   // (lets a test compare the big presets with ModelConfig::parameter_count()).
   static std::vector<std::pair<std::string, tensor::Shape>> parameter_shapes(const ModelConfig& config);
 
-  // Xavier-uniform linear weights, zero biases, N(0, D^-1/2) embeddings, LayerNorm gamma 1 beta 0, learned
-  // positions N(0, D^-1/2); from the Philox init stream of `seed` (deterministic, device-independent).
+  // The paper's initialisation from `seed` (nn/init.h).
   void init_parameters(uint64_t seed);
 
-  // Forward + backward on one batch. Parameter gradients ACCUMULATE (+=) the gradient of
-  // grad_scale * loss_sum (the caller zeroes them between optimizer steps). Resets nothing in `arena`
-  // itself; activations stay valid until the caller resets it.
+  // Forward + backward on one batch (training models only). Parameter gradients ACCUMULATE (+=) the
+  // gradient of grad_scale * loss_sum (the caller zeroes them between optimizer steps). The step's saved
+  // activations live in `arena` and in this call only; reset the arena after it.
   LossStats forward_backward(const Batch& batch, tensor::Arena& arena, const StepRng& rng, float grad_scale);
   // Loss without dropout and without gradients.
   LossStats evaluate(const Batch& batch, tensor::Arena& arena);
@@ -137,10 +105,11 @@ class Transformer {
   // permutes the cross-attention K/V and source lengths, so rows may come from different sentences.
   void reorder(DecodeState& state, const std::vector<int32_t>& index);
 
-  struct Impl;  // the layers (nn/encoder.h, nn/decoder.h, nn/embedding.h); public for the layer tests only
+  struct Impl;  // the layers (nn/transformer_impl.h), shared by the training and decoding files
 
  private:
   ModelConfig config_;
+  Usage usage_;
   backend::Backend& backend_;
   ParameterSet params_;
   std::unique_ptr<Impl> impl_;

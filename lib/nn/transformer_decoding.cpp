@@ -1,0 +1,125 @@
+// nn::Transformer's inference side: encode once, then decode one target position at a time with the
+// KV caches of a DecodeState; reorder() keeps, duplicates or drops hypotheses (beam search).
+#include "nn/loss.h"
+#include "nn/transformer.h"
+#include "nn/transformer_impl.h"
+#include "ops/cross_entropy.h"
+#include "ops/softmax.h"
+#include "ops/view.h"
+
+namespace tt::nn {
+
+EncoderOutput Transformer::encode(const std::vector<int32_t>& src, const std::vector<int32_t>& src_lengths, int B,
+                                  int S, tensor::Arena& arena, AttentionCapture* capture) {
+  Impl& m = *impl_;
+  if (B <= 0 || S <= 0) throw Error("encode: empty batch (B = " + std::to_string(B) + ", S = " + std::to_string(S) + ")");
+  const StepContext ctx{arena, false, 0, 0};
+  EncoderOutput out;
+  out.B = B;
+  out.S = S;
+  Tensor ids = ops::upload_ids(arena, src, Shape{B, S}, m.embeddings.vocab_size(Side::source), "source");
+  out.src_lengths = detail::upload_lengths(arena, src_lengths, B, S, "source length");
+  out.memory = m.encoder.forward(ids, out.src_lengths, m.embeddings, ctx, nullptr, capture ? &capture->encoder : nullptr);
+  return out;
+}
+
+DecodeState Transformer::start_decoding(const EncoderOutput& encoded, int max_rows, int max_length,
+                                        tensor::Arena& cache_arena) {
+  if (max_rows < encoded.B)
+    throw Error("start_decoding: max_rows (" + std::to_string(max_rows) + ") is smaller than the batch (" +
+                std::to_string(encoded.B) + ")");
+  if (max_length <= 0 || max_length > config_.max_positions)
+    throw Error("start_decoding: max_length " + std::to_string(max_length) + " must be in [1, " +
+                std::to_string(config_.max_positions) + "] (the model's max_positions)");
+  const int L = impl_->decoder.layers(), D = config_.d_model, S = encoded.S;
+  DecodeState st;
+  st.rows_ = encoded.B;
+  st.max_rows_ = max_rows;
+  st.max_length_ = max_length;
+  st.S_ = S;
+  const Shape self_shape{max_length, max_rows, D}, cross_shape{max_rows, S, D};
+  for (int l = 0; l < L; ++l) {
+    st.self_k_.push_back(cache_arena.allocate(self_shape));
+    st.self_v_.push_back(cache_arena.allocate(self_shape));
+    st.cross_k_.push_back(cache_arena.allocate(cross_shape));
+    st.cross_v_.push_back(cache_arena.allocate(cross_shape));
+  }
+  st.spare_self_ = cache_arena.allocate(self_shape);
+  st.spare_cross_ = cache_arena.allocate(cross_shape);
+  st.index_self_ = cache_arena.allocate(Shape{int64_t{max_length} * max_rows}, tensor::DType::i32);
+  st.index_cross_ = cache_arena.allocate(Shape{max_rows}, tensor::DType::i32);
+  st.src_lengths_ = cache_arena.allocate(Shape{max_rows}, tensor::DType::i32);
+  st.src_lengths_host_ = encoded.src_lengths.to_host_i32();
+  ops::upload(ops::view(st.src_lengths_, 0, Shape{encoded.B}), st.src_lengths_host_);
+
+  std::vector<DecoderLayer::Cache> caches;
+  for (int l = 0; l < L; ++l)
+    caches.push_back(DecoderLayer::Cache{st.self_k_[l], st.self_v_[l], st.cross_k_[l], st.cross_v_[l], max_rows, S});
+  impl_->decoder.start(caches, encoded.memory);
+  return st;
+}
+
+Tensor Transformer::decode_step(DecodeState& st, const std::vector<int32_t>& tokens, tensor::Arena& step_arena,
+                                bool log_probs, AttentionCapture* capture) {
+  Impl& m = *impl_;
+  if (static_cast<int>(tokens.size()) != st.rows_)
+    throw Error("decode_step: " + std::to_string(tokens.size()) + " tokens for " + std::to_string(st.rows_) +
+                " rows");
+  if (st.length_ >= st.max_length_)
+    throw Error("decode_step: the decoding state is full (max_length " + std::to_string(st.max_length_) + ")");
+  Tensor ids = ops::upload_ids(step_arena, tokens, Shape{st.rows_, 1}, m.embeddings.vocab_size(Side::target),
+                               "target");
+  std::vector<DecoderLayer::Cache> caches;
+  for (size_t l = 0; l < st.self_k_.size(); ++l)
+    caches.push_back(DecoderLayer::Cache{st.self_k_[l], st.self_v_[l], st.cross_k_[l], st.cross_v_[l], st.max_rows_,
+                                         st.S_});
+  Tensor hidden = m.decoder.forward_step(ids, caches, st.length_, ops::view(st.src_lengths_, 0, Shape{st.rows_}),
+                                         m.embeddings, step_arena, capture ? &capture->decoder_self : nullptr,
+                                         capture ? &capture->decoder_cross : nullptr);
+  const Tensor& table = m.embeddings.table(Side::target);
+  Tensor logits = step_arena.allocate(Shape{st.rows_, table.dim(0)});
+  output_projection_forward(logits, hidden, table);
+  if (log_probs) ops::log_softmax(logits);
+  ++st.length_;
+  return logits;
+}
+
+void Transformer::reorder(DecodeState& st, const std::vector<int32_t>& index) {
+  const int rows = static_cast<int>(index.size());
+  if (rows > st.max_rows_)
+    throw Error("reorder: " + std::to_string(rows) + " rows exceed max_rows " + std::to_string(st.max_rows_));
+  for (int32_t i : index)
+    if (i < 0 || i >= st.rows_)
+      throw Error("reorder: row " + std::to_string(i) + " is outside [0, " + std::to_string(st.rows_) + ")");
+  const int D = config_.d_model;
+  // Self caches: gather every (position, row) of the cached length, in the full time-major layout.
+  const int64_t n_self = int64_t{st.length_} * st.max_rows_;
+  st.host_index_.assign(static_cast<size_t>(n_self), 0);
+  for (int t = 0; t < st.length_; ++t)
+    for (int i = 0; i < rows; ++i)
+      st.host_index_[static_cast<size_t>(int64_t{t} * st.max_rows_ + i)] = t * st.max_rows_ + index[static_cast<size_t>(i)];
+  if (n_self > 0) {
+    ops::upload(ops::view(st.index_self_, 0, Shape{n_self}), st.host_index_);
+    for (size_t l = 0; l < st.self_k_.size(); ++l) {
+      for (Tensor* cache : {&st.self_k_[l], &st.self_v_[l]}) {
+        ops::gather_rows(st.spare_self_, *cache, st.index_self_, n_self, D);
+        std::swap(*cache, st.spare_self_);
+      }
+    }
+  }
+  // Cross caches and source lengths: one row per hypothesis.
+  ops::upload(ops::view(st.index_cross_, 0, Shape{rows}), index);
+  for (size_t l = 0; l < st.cross_k_.size(); ++l) {
+    for (Tensor* cache : {&st.cross_k_[l], &st.cross_v_[l]}) {
+      ops::gather_rows(st.spare_cross_, *cache, st.index_cross_, rows, int64_t{st.S_} * D);
+      std::swap(*cache, st.spare_cross_);
+    }
+  }
+  std::vector<int32_t> lengths(static_cast<size_t>(rows));
+  for (int i = 0; i < rows; ++i) lengths[static_cast<size_t>(i)] = st.src_lengths_host_[static_cast<size_t>(index[static_cast<size_t>(i)])];
+  st.src_lengths_host_ = lengths;
+  ops::upload(ops::view(st.src_lengths_, 0, Shape{rows}), lengths);
+  st.rows_ = rows;
+}
+
+}  // namespace tt::nn
