@@ -77,6 +77,12 @@ void check_layout(const Batch& b, const ParallelCorpus& c, const BatcherOptions&
   }
 }
 
+// Adds a batch's padded slots and all its slots (source + target, target counted once).
+void count_padding(int64_t& padded, int64_t& all, const Batch& b) {
+  for (size_t r = 0; r < static_cast<size_t>(b.B); ++r) padded += (b.S - b.src_lengths[r]) + (b.T - b.tgt_lengths[r]);
+  all += static_cast<int64_t>(b.B) * (b.S + b.T);
+}
+
 }  // namespace
 
 TEST_CASE("batch layout on a worked example: right padding, bos + target, target + eos", "[train][batcher]") {
@@ -147,8 +153,7 @@ TEST_CASE("length sorting keeps padding well below that of corpus order", "[trai
   Batcher batcher(corpus, o);
   int64_t padded = 0, all = 0;
   for (const Batch& b : Batcher::in_order(corpus, o)) {
-    for (int r = 0; r < b.B; ++r) padded += (b.S - b.src_lengths[static_cast<size_t>(r)]) + (b.T - b.tgt_lengths[static_cast<size_t>(r)]);
-    all += static_cast<int64_t>(b.B) * (b.S + b.T);
+    count_padding(padded, all, b);
   }
   const double unsorted = static_cast<double>(padded) / static_cast<double>(all);
   INFO("sorted " << batcher.padding_fraction() << ", corpus order " << unsorted);
@@ -160,8 +165,7 @@ TEST_CASE("length sorting keeps padding well below that of corpus order", "[trai
   padded = all = 0;
   for (int64_t k = 0; k < batcher.batches_per_epoch(); ++k) {
     Batch b = batcher.next();
-    for (int r = 0; r < b.B; ++r) padded += (b.S - b.src_lengths[static_cast<size_t>(r)]) + (b.T - b.tgt_lengths[static_cast<size_t>(r)]);
-    all += static_cast<int64_t>(b.B) * (b.S + b.T);
+    count_padding(padded, all, b);
   }
   CHECK(batcher.padding_fraction() == Approx(static_cast<double>(padded) / static_cast<double>(all)));
 }
