@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "ops/copy.h"
 #include "util/atomic_dir.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -51,8 +52,7 @@ void load_parameters(const std::string& path, const nn::ParameterSet& params) {
     const TensorEntry& e = reader.expect(p.name, StDType::f32, dims(p.shape));
     reader.read_raw(e, host.data() + p.offset);
   }
-  const tensor::Tensor& values = params.values();
-  values.backend().copy_from_host(values.f32(), host.data(), host.size() * sizeof(float));
+  ops::upload(params.values(), host);
 }
 
 void write_model_files(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,

@@ -29,14 +29,15 @@ void CpuBackend::embedding_forward(float* y, const int32_t* ids, const float* ta
 
 void CpuBackend::embedding_backward(float* dtable, const float* dy, const int32_t* ids, float scale, int64_t N,
                                     int D) {
-  // Thread t owns the table rows with id % nt == t: duplicate ids never race, and each row receives its
-  // contributions in token order on any thread count.
-  int nt = threads_for(N * D);
+  // Thread t owns the table rows with id % n == t, n the threads OpenMP actually granted (it may grant
+  // fewer than asked: thread limit, nested region, OMP_DYNAMIC): duplicate ids never race, and each row
+  // receives its contributions in token order on any thread count.
+  const int nt = threads_for(N * D);
 #pragma omp parallel num_threads(nt)
   {
-    const int tid = omp_get_thread_num();
+    const int tid = omp_get_thread_num(), granted = omp_get_num_threads();
     for (int64_t i = 0; i < N; ++i) {
-      if (ids[i] % nt != tid) continue;
+      if (ids[i] % granted != tid) continue;
       float* d = dtable + static_cast<int64_t>(ids[i]) * D;
       const float* g = dy + i * D;
 #pragma omp simd
