@@ -246,7 +246,7 @@ AverageResult average_model_dirs(const std::string& out_given, const std::vector
     check_replaceable(out);
   }
 
-  // 2. The mean, tensor by tensor: each sum in double, so the order and number of sources do not round it.
+  // 2. The mean, tensor by tensor: sums in double (float would drop small terms), rounded to F32 once.
   AverageResult result;
   const auto& entries = readers[0]->tensors();
   std::vector<std::vector<float>> means(entries.size());
