@@ -282,7 +282,7 @@ std::string valid_line(int step, double bleu) {
 
 }  // namespace
 
-TEST_CASE("--last picks the highest steps that exist", "[average][selection]") {
+TEST_CASE("select --last picks the highest steps that exist", "[average][selection]") {
   tt::test::TmpDir tmp;
   const std::string run = fake_run(tmp, {100, 1200, 300, 1000000}, "");
   const auto all = tt::io::list_checkpoints(run);
@@ -302,7 +302,7 @@ TEST_CASE("--last picks the highest steps that exist", "[average][selection]") {
   CHECK_THROWS_WITH(tt::io::select_last_checkpoints(empty.path(), 2), Catch::Contains("no checkpoints folder"));
 }
 
-TEST_CASE("--best ranks by logged validation BLEU, ties to the later step, deleted ones passed over",
+TEST_CASE("select --best ranks by logged validation BLEU, ties to the later step, deleted ones passed over",
           "[average][selection]") {
   tt::test::TmpDir tmp;
   const std::string log = R"({"type":"train","step":50,"loss":5.0})" "\n" + valid_line(100, 20.0) +
@@ -338,7 +338,7 @@ TEST_CASE("--best ranks by logged validation BLEU, ties to the later step, delet
   CHECK(steps_of(s) == std::vector<int64_t>{300});
 }
 
-TEST_CASE("--best: a malformed log is an error naming file:line; a torn last line is passed over",
+TEST_CASE("select --best: a malformed log is an error naming file:line; a torn last line is passed over",
           "[average][selection]") {
   tt::test::TmpDir tmp;
   const std::string run = fake_run(tmp, {100, 200}, valid_line(100, 20.0) + "{oops\n" + valid_line(200, 21.0));

@@ -117,7 +117,7 @@ TEST_CASE("bad input: one clear message and a non-zero exit", "[metrics][cli]") 
   CHECK(contains(r.err, "tt-bleu: error:"));
 }
 
-TEST_CASE("--help and --version exit 0 and print to stdout", "[metrics][cli]") {
+TEST_CASE("tt-bleu --help and --version exit 0 and print to stdout", "[metrics][cli]") {
   auto help = run_command(tt::test::quoted(tool("tt-bleu")).append(" --help"));
   CHECK(help.status == 0);
   CHECK(contains(help.out, "--chrf-word-order"));
