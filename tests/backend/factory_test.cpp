@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/kernels/kernel_table.h"
 #include "util/error.h"
 
 using namespace tt;
@@ -10,9 +11,11 @@ using namespace tt;
 TEST_CASE("make_backend builds the CPU backend and names its threads", "[backend][factory]") {
   auto be = backend::make_backend("cpu", 1);
   CHECK(be->device() == tensor::Device::cpu);
-  CHECK(be->name() == "cpu (oneDNN, 1 thread)");
+  const std::string isa = backend::cpu::supported_isas().back();
+  CHECK(be->name() == "cpu (oneDNN, 1 thread, " + isa + " kernels)");
   auto all = backend::make_backend("cpu", 0);  // <= 0: all cores
-  CHECK(all->name() == "cpu (oneDNN, " + std::to_string(omp_get_num_procs()) + (omp_get_num_procs() == 1 ? " thread)" : " threads)"));
+  CHECK(all->name() == "cpu (oneDNN, " + std::to_string(omp_get_num_procs()) +
+                           (omp_get_num_procs() == 1 ? " thread, " : " threads, ") + isa + " kernels)");
 }
 
 TEST_CASE("make_backend rejects unknown devices and explains missing CUDA", "[backend][factory]") {

@@ -10,18 +10,52 @@
 #include <new>
 
 #include "backend/cpu/matmul_cache.h"
+#include "util/check.h"
 #include "util/error.h"
 
 namespace tt::backend::cpu {
 
-CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())) {
+std::vector<std::string> supported_isas() {
+  std::vector<std::string> isas{"baseline"};
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) isas.push_back("avx2");
+  if (isas.size() == 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    isas.push_back("avx512");
+#endif
+  return isas;
+}
+
+const KernelTable& select_kernels(const std::string& isa) {
+  const std::vector<std::string> isas = supported_isas();
+  const std::string name = isa == "auto" ? isas.back() : isa;
+  if (std::find(isas.begin(), isas.end(), name) == isas.end())
+    throw ConfigError("CPU kernels '" + isa + "' are not available on this processor",
+                      "available: " + [&] {
+                        std::string all;
+                        for (const auto& i : isas) all += (all.empty() ? "" : ", ") + i;
+                        return all;
+                      }());
+#if defined(__x86_64__)
+  if (name == "avx512") return avx512::kernel_table;
+  if (name == "avx2") return avx2::kernel_table;
+#endif
+  return baseline::kernel_table;
+}
+
+CpuBackend::CpuBackend(int threads, const std::string& isa)
+    : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())),
+      kernels_(&select_kernels(isa)),
+      ctx_{threads_, this, &CpuBackend::scratch_for} {
   omp_set_num_threads(threads_);  // the calling thread's ICV, read by oneDNN (see cpu_backend.h)
 }
 
 CpuBackend::~CpuBackend() = default;  // out of line: MatmulCache is incomplete in the header
 
 std::string CpuBackend::name() const {
-  return "cpu (oneDNN, " + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
+  return "cpu (oneDNN, " + std::to_string(threads_) + (threads_ == 1 ? " thread, " : " threads, ") + kernels_->isa +
+         " kernels)";
 }
 
 int CpuBackend::threads_for(int64_t work) const {
@@ -79,6 +113,14 @@ void CpuBackend::fill(float* x, float value, int64_t n) {
   int nt = threads_for(n);
 #pragma omp parallel for simd num_threads(nt) schedule(static)
   for (int64_t i = 0; i < n; ++i) x[i] = value;
+}
+
+void CpuBackend::cross_entropy_forward_backward(float* loss, float* nll, float* logits, const int32_t* targets,
+                                                int64_t N, int V, float eps, int32_t ignore_id, float grad_scale) {
+  for (int64_t i = 0; i < N; ++i)  // cheap, and an out-of-range id would read past the row
+    TT_CHECK_MSG(targets[i] == ignore_id || (targets[i] >= 0 && targets[i] < V),
+                 "target " + std::to_string(targets[i]) + " outside [0, " + std::to_string(V) + ")");
+  kernels_->cross_entropy_forward_backward(ctx_, loss, nll, logits, targets, N, V, eps, ignore_id, grad_scale);
 }
 
 }  // namespace tt::backend::cpu

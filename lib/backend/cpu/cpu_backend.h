@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu/kernels/kernel_table.h"
 
 namespace tt::backend::cpu {
 
@@ -20,12 +21,14 @@ struct MatmulCache;  // oneDNN engine, stream and matmul primitives (matmul_cach
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads);
+  // isa: "auto" (the best this processor supports), "baseline", "avx2" or "avx512" (kernels/kernel_table.h).
+  explicit CpuBackend(int threads, const std::string& isa = "auto");
   ~CpuBackend() override;
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;
 
   int threads() const { return threads_; }
+  const char* isa() const { return kernels_->isa; }
 
   tensor::Device device() const override { return tensor::Device::cpu; }
   std::string name() const override;
@@ -48,49 +51,75 @@ class CpuBackend final : public Backend {
                     const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta, float* C,
                     MatrixStrides c) override;
 
-  void add_bias(float* y, const float* x, const float* bias, int64_t N, int D) override;
-  void bias_backward(float* dbias, const float* dy, int64_t N, int D) override;
-  void add(float* y, const float* a, const float* b, int64_t n) override;
-  void axpy(float* y, float alpha, const float* x, int64_t n) override;
-  void scale(float* x, float alpha, int64_t n) override;
-  double sum_squares(const float* x, int64_t n) override;
-
-  void bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p,
-                                 DropoutKey key) override;
-  void relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) override;
-  void dropout_add_forward(float* y, const float* residual, const float* x, int64_t n, float p,
-                           DropoutKey key) override;
-  void dropout_forward(float* y, const float* x, int64_t n, float p, DropoutKey key) override;
-  void dropout_backward(float* dx, const float* dy, int64_t n, float p, DropoutKey key) override;
-
-  void layer_norm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma,
-                          const float* beta, int64_t N, int D, float eps) override;
-  void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                           const float* mean, const float* rstd, const float* gamma, int64_t N, int D) override;
-
-  void attention_softmax_forward(float* scores, const int32_t* key_lengths, int B, int H, int Tq, int Tk,
-                                 float scale, bool causal, int query_offset) override;
-  void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk,
-                                  float scale) override;
-
-  void embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions, float scale,
-                         int B, int T, int D, int position_offset) override;
-  void embedding_backward(float* dtable, const float* dy, const int32_t* ids, float scale, int64_t N,
-                          int D) override;
-  void positions_backward(float* dpositions, const float* dy, int B, int T, int D) override;
-
-  void cross_entropy_forward_backward(float* loss, float* nll, float* logits, const int32_t* targets, int64_t N,
-                                      int V, float eps, int32_t ignore_id, float grad_scale) override;
-  void log_softmax(float* x, int64_t N, int V) override;
-
-  void adam_step(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1,
-                 float beta2, float eps, float weight_decay, int64_t step) override;
-
-  void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override;
+  void add_bias(float* y, const float* x, const float* bias, int64_t N, int D) override {
+    kernels_->add_bias(ctx_, y, x, bias, N, D);
+  }
+  void bias_backward(float* dbias, const float* dy, int64_t N, int D) override {
+    kernels_->bias_backward(ctx_, dbias, dy, N, D);
+  }
+  void add(float* y, const float* a, const float* b, int64_t n) override {
+    kernels_->add(ctx_, y, a, b, n);
+  }
+  void axpy(float* y, float alpha, const float* x, int64_t n) override {
+    kernels_->axpy(ctx_, y, alpha, x, n);
+  }
+  void scale(float* x, float alpha, int64_t n) override {
+    kernels_->scale(ctx_, x, alpha, n);
+  }
+  double sum_squares(const float* x, int64_t n) override {
+    return kernels_->sum_squares(ctx_, x, n);
+  }
+  void bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p, DropoutKey key) override {
+    kernels_->bias_relu_dropout_forward(ctx_, y, x, bias, N, F, p, key);
+  }
+  void relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) override {
+    kernels_->relu_dropout_backward(ctx_, dx, dy, y, n, p);
+  }
+  void dropout_add_forward(float* y, const float* residual, const float* x, int64_t n, float p, DropoutKey key) override {
+    kernels_->dropout_add_forward(ctx_, y, residual, x, n, p, key);
+  }
+  void dropout_forward(float* y, const float* x, int64_t n, float p, DropoutKey key) override {
+    kernels_->dropout_forward(ctx_, y, x, n, p, key);
+  }
+  void dropout_backward(float* dx, const float* dy, int64_t n, float p, DropoutKey key) override {
+    kernels_->dropout_backward(ctx_, dx, dy, n, p, key);
+  }
+  void layer_norm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta, int64_t N, int D, float eps) override {
+    kernels_->layer_norm_forward(ctx_, y, mean, rstd, x, gamma, beta, N, D, eps);
+  }
+  void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* mean, const float* rstd, const float* gamma, int64_t N, int D) override {
+    kernels_->layer_norm_backward(ctx_, dx, dgamma, dbeta, dy, x, mean, rstd, gamma, N, D);
+  }
+  void attention_softmax_forward(float* scores, const int32_t* key_lengths, int B, int H, int Tq, int Tk, float scale, bool causal, int query_offset) override {
+    kernels_->attention_softmax_forward(ctx_, scores, key_lengths, B, H, Tq, Tk, scale, causal, query_offset);
+  }
+  void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk, float scale) override {
+    kernels_->attention_softmax_backward(ctx_, grad, probs, B, H, Tq, Tk, scale);
+  }
+  void embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions, float scale, int B, int T, int D, int position_offset) override {
+    kernels_->embedding_forward(ctx_, y, ids, table, positions, scale, B, T, D, position_offset);
+  }
+  void embedding_backward(float* dtable, const float* dy, const int32_t* ids, float scale, int64_t N, int D) override {
+    kernels_->embedding_backward(ctx_, dtable, dy, ids, scale, N, D);
+  }
+  void positions_backward(float* dpositions, const float* dy, int B, int T, int D) override {
+    kernels_->positions_backward(ctx_, dpositions, dy, B, T, D);
+  }
+  void cross_entropy_forward_backward(float* loss, float* nll, float* logits, const int32_t* targets, int64_t N, int V, float eps, int32_t ignore_id, float grad_scale) override;
+  void log_softmax(float* x, int64_t N, int V) override {
+    kernels_->log_softmax(ctx_, x, N, V);
+  }
+  void adam_step(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step) override {
+    kernels_->adam_step(ctx_, param, m, v, grad, n, lr, beta1, beta2, eps, weight_decay, step);
+  }
+  void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override {
+    kernels_->gather_rows(ctx_, dst, src, index, N, D);
+  }
 
  private:
   // Scratch of at least n floats, grown (never shrunk) on demand; kernels use it for partial sums.
   float* scratch(size_t n);
+  static float* scratch_for(void* self, size_t n) { return static_cast<CpuBackend*>(self)->scratch(n); }
   // Threads worth using for `work` elements of cheap streaming work (avoids fork/join on tiny inputs).
   int threads_for(int64_t work) const;
 
@@ -99,6 +128,8 @@ class CpuBackend final : public Backend {
                           int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
   int threads_;
+  const KernelTable* kernels_;
+  KernelContext ctx_;
   bool row_invariant_ = false;
   std::vector<float> scratch_;
   std::unique_ptr<MatmulCache> matmul_;

@@ -9,8 +9,9 @@
 
 namespace tt::backend::cpu {
 
+// static: each ISA variant of the kernels compiles its own copy (no shared symbol, see kernels/).
 // e^x for x in float range; 0 below -87.3 (where e^x would be subnormal), +inf-free up to 88.7.
-inline float fast_exp(float x) {
+static inline float fast_exp(float x) {
   const float lo = -87.33654f, hi = 88.72283f;
   const int32_t keep = x < lo ? 0 : -1;  // all-ones bit mask unless e^x underflows
   x = x > hi ? hi : x;

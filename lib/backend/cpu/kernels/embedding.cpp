@@ -4,14 +4,14 @@
 
 #include <cmath>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernels/kernel_functions.h"
 
-namespace tt::backend::cpu {
+namespace tt::backend::cpu::TT_CPU_ISA {
 
-void CpuBackend::embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions,
+void embedding_forward(const KernelContext& ctx, float* y, const int32_t* ids, const float* table, const float* positions,
                                    float scale, int B, int T, int D, int position_offset) {
   const int64_t N = static_cast<int64_t>(B) * T;
-  int nt = threads_for(N * D);
+  int nt = threads_for(ctx, N * D);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     const float* e = table + static_cast<int64_t>(ids[i]) * D;
@@ -27,12 +27,12 @@ void CpuBackend::embedding_forward(float* y, const int32_t* ids, const float* ta
   }
 }
 
-void CpuBackend::embedding_backward(float* dtable, const float* dy, const int32_t* ids, float scale, int64_t N,
+void embedding_backward(const KernelContext& ctx, float* dtable, const float* dy, const int32_t* ids, float scale, int64_t N,
                                     int D) {
   // Thread t owns the table rows with id % n == t, n the threads OpenMP actually granted (it may grant
   // fewer than asked: thread limit, nested region, OMP_DYNAMIC): duplicate ids never race, and each row
   // receives its contributions in token order on any thread count.
-  const int nt = threads_for(N * D);
+  const int nt = threads_for(ctx, N * D);
 #pragma omp parallel num_threads(nt)
   {
     const int tid = omp_get_thread_num(), granted = omp_get_num_threads();
@@ -46,8 +46,8 @@ void CpuBackend::embedding_backward(float* dtable, const float* dy, const int32_
   }
 }
 
-void CpuBackend::positions_backward(float* dpositions, const float* dy, int B, int T, int D) {
-  int nt = threads_for(static_cast<int64_t>(B) * T * D);
+void positions_backward(const KernelContext& ctx, float* dpositions, const float* dy, int B, int T, int D) {
+  int nt = threads_for(ctx, static_cast<int64_t>(B) * T * D);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int t = 0; t < T; ++t) {
     float* d = dpositions + static_cast<int64_t>(t) * D;
@@ -59,4 +59,4 @@ void CpuBackend::positions_backward(float* dpositions, const float* dy, int B, i
   }
 }
 
-}  // namespace tt::backend::cpu
+}  // namespace tt::backend::cpu::TT_CPU_ISA

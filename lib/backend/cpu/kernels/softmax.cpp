@@ -6,15 +6,15 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernels/kernel_functions.h"
 #include "backend/cpu/fast_math.h"
 
-namespace tt::backend::cpu {
+namespace tt::backend::cpu::TT_CPU_ISA {
 
-void CpuBackend::attention_softmax_forward(float* scores, const int32_t* key_lengths, int B, int H, int Tq,
+void attention_softmax_forward(const KernelContext& ctx, float* scores, const int32_t* key_lengths, int B, int H, int Tq,
                                            int Tk, float scale, bool causal, int query_offset) {
   const int64_t rows = static_cast<int64_t>(B) * H * Tq;
-  int nt = threads_for(rows * Tk * 4);
+  int nt = threads_for(ctx, rows * Tk * 4);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const int b = static_cast<int>(r / (static_cast<int64_t>(H) * Tq));
@@ -47,10 +47,10 @@ void CpuBackend::attention_softmax_forward(float* scores, const int32_t* key_len
   }
 }
 
-void CpuBackend::attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk,
+void attention_softmax_backward(const KernelContext& ctx, float* grad, const float* probs, int B, int H, int Tq, int Tk,
                                             float scale) {
   const int64_t rows = static_cast<int64_t>(B) * H * Tq;
-  int nt = threads_for(rows * Tk * 2);
+  int nt = threads_for(ctx, rows * Tk * 2);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     float* g = grad + r * Tk;
@@ -63,8 +63,8 @@ void CpuBackend::attention_softmax_backward(float* grad, const float* probs, int
   }
 }
 
-void CpuBackend::log_softmax(float* x, int64_t N, int V) {
-  int nt = threads_for(N * V * 4);
+void log_softmax(const KernelContext& ctx, float* x, int64_t N, int V) {
+  int nt = threads_for(ctx, N * V * 4);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     float* row = x + i * V;
@@ -80,4 +80,4 @@ void CpuBackend::log_softmax(float* x, int64_t N, int V) {
   }
 }
 
-}  // namespace tt::backend::cpu
+}  // namespace tt::backend::cpu::TT_CPU_ISA

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernels/kernel_functions.h"
 
-namespace tt::backend::cpu {
+namespace tt::backend::cpu::TT_CPU_ISA {
 
-void CpuBackend::layer_norm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma,
+void layer_norm_forward(const KernelContext& ctx, float* y, float* mean, float* rstd, const float* x, const float* gamma,
                                     const float* beta, int64_t N, int D, float eps) {
-  int nt = threads_for(N * D * 2);
+  int nt = threads_for(ctx, N * D * 2);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     const float* xr = x + i * D;
@@ -33,12 +33,12 @@ void CpuBackend::layer_norm_forward(float* y, float* mean, float* rstd, const fl
   }
 }
 
-void CpuBackend::layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+void layer_norm_backward(const KernelContext& ctx, float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
                                      const float* mean, const float* rstd, const float* gamma, int64_t N, int D) {
   // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma; dgamma += sum dy*xhat, dbeta += sum dy.
   // Parameter sums go to per-thread partials (scratch) and are added up in thread order at the end.
-  int nt = threads_for(N * D * 3);
-  float* partial = scratch(static_cast<size_t>(nt) * 2 * D);
+  int nt = threads_for(ctx, N * D * 3);
+  float* partial = kernel_scratch(ctx, static_cast<size_t>(nt) * 2 * D);
   std::fill(partial, partial + static_cast<size_t>(nt) * 2 * D, 0.0f);
 #pragma omp parallel num_threads(nt)
   {
@@ -80,4 +80,4 @@ void CpuBackend::layer_norm_backward(float* dx, float* dgamma, float* dbeta, con
   }
 }
 
-}  // namespace tt::backend::cpu
+}  // namespace tt::backend::cpu::TT_CPU_ISA

@@ -4,15 +4,16 @@
 //   bias_relu_dropout_forward: y, x [N, F], bias [F]      relu_dropout_backward: flat [n]
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernels/kernel_functions.h"
 #include "util/rng.h"
 
-namespace tt::backend::cpu {
+namespace tt::backend::cpu::TT_CPU_ISA {
 namespace {
 
 constexpr int kChunk = 1024;  // elements per mask piece (a stack buffer of Philox words)
@@ -97,14 +98,14 @@ float keep_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; }
 
 }  // namespace
 
-void CpuBackend::dropout_forward(float* y, const float* x, int64_t n, float p, DropoutKey key) {
+void dropout_forward(const KernelContext& ctx, float* y, const float* x, int64_t n, float p, DropoutKey key) {
   if (p <= 0.0f) {
-    copy(y, x, static_cast<size_t>(n) * sizeof(float));
+    if (y != x) std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
     return;
   }
   const float s = keep_scale(p);
   int64_t chunks = (n + kChunk - 1) / kChunk;
-  int nt = threads_for(n * 8);  // Philox makes each element ~8x a plain copy
+  int nt = threads_for(ctx, n * 8);  // Philox makes each element ~8x a plain copy
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     alignas(64) uint32_t buf[kChunk + 40];
@@ -116,19 +117,19 @@ void CpuBackend::dropout_forward(float* y, const float* x, int64_t n, float p, D
   }
 }
 
-void CpuBackend::dropout_backward(float* dx, const float* dy, int64_t n, float p, DropoutKey key) {
-  dropout_forward(dx, dy, n, p, key);  // the same mask and scale: d(dropout(x))/dx is dropout itself
+void dropout_backward(const KernelContext& ctx, float* dx, const float* dy, int64_t n, float p, DropoutKey key) {
+  dropout_forward(ctx, dx, dy, n, p, key);  // the same mask and scale: d(dropout(x))/dx is dropout itself
 }
 
-void CpuBackend::dropout_add_forward(float* y, const float* residual, const float* x, int64_t n, float p,
+void dropout_add_forward(const KernelContext& ctx, float* y, const float* residual, const float* x, int64_t n, float p,
                                      DropoutKey key) {
   if (p <= 0.0f) {
-    add(y, residual, x, n);
+    add(ctx, y, residual, x, n);
     return;
   }
   const float s = keep_scale(p);
   int64_t chunks = (n + kChunk - 1) / kChunk;
-  int nt = threads_for(n * 8);
+  int nt = threads_for(ctx, n * 8);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     alignas(64) uint32_t buf[kChunk + 40];
@@ -140,10 +141,10 @@ void CpuBackend::dropout_add_forward(float* y, const float* residual, const floa
   }
 }
 
-void CpuBackend::bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p,
+void bias_relu_dropout_forward(const KernelContext& ctx, float* y, const float* x, const float* bias, int64_t N, int F, float p,
                                            DropoutKey key) {
   if (p <= 0.0f) {
-    int nt = threads_for(N * F);
+    int nt = threads_for(ctx, N * F);
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int64_t i = 0; i < N; ++i) {
 #pragma omp simd
@@ -155,7 +156,7 @@ void CpuBackend::bias_relu_dropout_forward(float* y, const float* x, const float
     return;
   }
   const float s = keep_scale(p);
-  int nt = threads_for(N * F * 8);
+  int nt = threads_for(ctx, N * F * 8);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     alignas(64) uint32_t buf[kChunk + 40];
@@ -172,11 +173,11 @@ void CpuBackend::bias_relu_dropout_forward(float* y, const float* x, const float
   }
 }
 
-void CpuBackend::relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) {
+void relu_dropout_backward(const KernelContext& ctx, float* dx, const float* dy, const float* y, int64_t n, float p) {
   const float s = p > 0.0f ? keep_scale(p) : 1.0f;
-  int nt = threads_for(n);
+  int nt = threads_for(ctx, n);
 #pragma omp parallel for simd num_threads(nt) schedule(static)
   for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (y[i] > 0.0f ? s : 0.0f);
 }
 
-}  // namespace tt::backend::cpu
+}  // namespace tt::backend::cpu::TT_CPU_ISA

@@ -4,11 +4,11 @@
 // parameter before this step's update (Loshchilov & Hutter; PyTorch AdamW).
 #include <cmath>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernels/kernel_functions.h"
 
-namespace tt::backend::cpu {
+namespace tt::backend::cpu::TT_CPU_ISA {
 
-void CpuBackend::adam_step(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1,
+void adam_step(const KernelContext& ctx, float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1,
                            float beta2, float eps, float weight_decay, int64_t step) {
   // Bias corrections once, in double, on the host.
   const double bc1 = 1.0 - std::pow(static_cast<double>(beta1), static_cast<double>(step));
@@ -17,7 +17,7 @@ void CpuBackend::adam_step(float* param, float* m, float* v, const float* grad, 
   const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
   const float decay = 1.0f - lr * weight_decay;
   const float one_b1 = 1.0f - beta1, one_b2 = 1.0f - beta2;
-  int nt = threads_for(n * 4);
+  int nt = threads_for(ctx, n * 4);
 #pragma omp parallel for simd num_threads(nt) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     const float g = grad[i];
@@ -30,4 +30,4 @@ void CpuBackend::adam_step(float* param, float* m, float* v, const float* grad, 
   }
 }
 
-}  // namespace tt::backend::cpu
+}  // namespace tt::backend::cpu::TT_CPU_ISA

@@ -3,12 +3,12 @@
 //   add/axpy/scale/sum_squares: flat [n]
 #include <algorithm>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernels/kernel_functions.h"
 
-namespace tt::backend::cpu {
+namespace tt::backend::cpu::TT_CPU_ISA {
 
-void CpuBackend::add_bias(float* y, const float* x, const float* bias, int64_t N, int D) {
-  int nt = threads_for(N * D);
+void add_bias(const KernelContext& ctx, float* y, const float* x, const float* bias, int64_t N, int D) {
+  int nt = threads_for(ctx, N * D);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     const float* xr = x + i * D;
@@ -18,12 +18,12 @@ void CpuBackend::add_bias(float* y, const float* x, const float* bias, int64_t N
   }
 }
 
-void CpuBackend::bias_backward(float* dbias, const float* dy, int64_t N, int D) {
+void bias_backward(const KernelContext& ctx, float* dbias, const float* dy, int64_t N, int D) {
   // Split the columns between threads: each column sum is then taken in the same row order on any
   // thread count (deterministic), and no partial buffers are needed.
   constexpr int kBlock = 64;  // columns per task: 256 bytes of each row
   int blocks = (D + kBlock - 1) / kBlock;
-  int nt = std::min(blocks, threads_for(N * D));
+  int nt = std::min(blocks, threads_for(ctx, N * D));
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int blk = 0; blk < blocks; ++blk) {
     int j0 = blk * kBlock, j1 = std::min(D, j0 + kBlock);
@@ -37,30 +37,30 @@ void CpuBackend::bias_backward(float* dbias, const float* dy, int64_t N, int D) 
   }
 }
 
-void CpuBackend::add(float* y, const float* a, const float* b, int64_t n) {
-  int nt = threads_for(n);
+void add(const KernelContext& ctx, float* y, const float* a, const float* b, int64_t n) {
+  int nt = threads_for(ctx, n);
 #pragma omp parallel for simd num_threads(nt) schedule(static)
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
 }
 
-void CpuBackend::axpy(float* y, float alpha, const float* x, int64_t n) {
-  int nt = threads_for(n);
+void axpy(const KernelContext& ctx, float* y, float alpha, const float* x, int64_t n) {
+  int nt = threads_for(ctx, n);
 #pragma omp parallel for simd num_threads(nt) schedule(static)
   for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 
-void CpuBackend::scale(float* x, float alpha, int64_t n) {
-  int nt = threads_for(n);
+void scale(const KernelContext& ctx, float* x, float alpha, int64_t n) {
+  int nt = threads_for(ctx, n);
 #pragma omp parallel for simd num_threads(nt) schedule(static)
   for (int64_t i = 0; i < n; ++i) x[i] *= alpha;
 }
 
-double CpuBackend::sum_squares(const float* x, int64_t n) {
+double sum_squares(const KernelContext& ctx, const float* x, int64_t n) {
   // Float partials over 1024-element blocks (vectorised), accumulated in double across blocks.
   constexpr int64_t kBlock = 1024;
   int64_t blocks = (n + kBlock - 1) / kBlock;
   double total = 0.0;
-  int nt = threads_for(n);
+  int nt = threads_for(ctx, n);
 #pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : total)
   for (int64_t blk = 0; blk < blocks; ++blk) {
     int64_t i0 = blk * kBlock, i1 = std::min(n, i0 + kBlock);
@@ -72,4 +72,4 @@ double CpuBackend::sum_squares(const float* x, int64_t n) {
   return total;
 }
 
-}  // namespace tt::backend::cpu
+}  // namespace tt::backend::cpu::TT_CPU_ISA

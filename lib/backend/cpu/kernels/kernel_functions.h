@@ -1,0 +1,63 @@
+// Included by the kernel files of one instruction-set variant (compiled with -DTT_CPU_ISA=<name>):
+// the kernels of that variant, and the helpers they share (internal linkage: one copy per variant).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backend/cpu/kernels/kernel_table.h"
+
+#ifndef TT_CPU_ISA
+#error "kernel files are compiled once per instruction set with -DTT_CPU_ISA=<name> (see lib/CMakeLists.txt)"
+#endif
+
+namespace tt::backend::cpu::TT_CPU_ISA {
+namespace {
+
+// Threads worth using for `work` elements of cheap streaming work: below ~32k elements a fork/join costs
+// more than the loop itself.
+inline int threads_for(const KernelContext& ctx, int64_t work) {
+  constexpr int64_t kPerThread = 16384;
+  const int64_t t = work / kPerThread;
+  return static_cast<int>(t < 1 ? 1 : (t < ctx.threads ? t : ctx.threads));
+}
+
+inline float* kernel_scratch(const KernelContext& ctx, size_t n) { return ctx.scratch(ctx.owner, n); }
+
+}  // namespace
+
+void add_bias(const KernelContext& ctx, float* y, const float* x, const float* bias, int64_t N, int D);
+void bias_backward(const KernelContext& ctx, float* dbias, const float* dy, int64_t N, int D);
+void add(const KernelContext& ctx, float* y, const float* a, const float* b, int64_t n);
+void axpy(const KernelContext& ctx, float* y, float alpha, const float* x, int64_t n);
+void scale(const KernelContext& ctx, float* x, float alpha, int64_t n);
+double sum_squares(const KernelContext& ctx, const float* x, int64_t n);
+void bias_relu_dropout_forward(const KernelContext& ctx, float* y, const float* x, const float* bias, int64_t N, int F,
+                               float p, DropoutKey key);
+void relu_dropout_backward(const KernelContext& ctx, float* dx, const float* dy, const float* y, int64_t n, float p);
+void dropout_add_forward(const KernelContext& ctx, float* y, const float* residual, const float* x, int64_t n, float p,
+                         DropoutKey key);
+void dropout_forward(const KernelContext& ctx, float* y, const float* x, int64_t n, float p, DropoutKey key);
+void dropout_backward(const KernelContext& ctx, float* dx, const float* dy, int64_t n, float p, DropoutKey key);
+void layer_norm_forward(const KernelContext& ctx, float* y, float* mean, float* rstd, const float* x,
+                        const float* gamma, const float* beta, int64_t N, int D, float eps);
+void layer_norm_backward(const KernelContext& ctx, float* dx, float* dgamma, float* dbeta, const float* dy,
+                         const float* x, const float* mean, const float* rstd, const float* gamma, int64_t N, int D);
+void attention_softmax_forward(const KernelContext& ctx, float* scores, const int32_t* key_lengths, int B, int H,
+                               int Tq, int Tk, float scale, bool causal, int query_offset);
+void attention_softmax_backward(const KernelContext& ctx, float* grad, const float* probs, int B, int H, int Tq,
+                                int Tk, float scale);
+void embedding_forward(const KernelContext& ctx, float* y, const int32_t* ids, const float* table,
+                       const float* positions, float scale, int B, int T, int D, int position_offset);
+void embedding_backward(const KernelContext& ctx, float* dtable, const float* dy, const int32_t* ids, float scale,
+                        int64_t N, int D);
+void positions_backward(const KernelContext& ctx, float* dpositions, const float* dy, int B, int T, int D);
+void cross_entropy_forward_backward(const KernelContext& ctx, float* loss, float* nll, float* logits,
+                                    const int32_t* targets, int64_t N, int V, float eps, int32_t ignore_id,
+                                    float grad_scale);
+void log_softmax(const KernelContext& ctx, float* x, int64_t N, int V);
+void adam_step(const KernelContext& ctx, float* param, float* m, float* v, const float* grad, int64_t n, float lr,
+               float beta1, float beta2, float eps, float weight_decay, int64_t step);
+void gather_rows(const KernelContext& ctx, float* dst, const float* src, const int32_t* index, int64_t N, int64_t D);
+
+}  // namespace tt::backend::cpu::TT_CPU_ISA
