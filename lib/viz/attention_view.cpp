@@ -82,7 +82,7 @@ std::vector<std::string> word_labels(const Tokens& t, const std::vector<int>& wo
   std::vector<std::string> words(word_of.empty() ? 0 : static_cast<size_t>(word_of.back()) + 1);
   for (size_t i = 0; i < t.pieces.size(); ++i) {
     std::string& w = words[static_cast<size_t>(word_of[i])];
-    w += w.empty() && t.pieces[i].rfind(word_mark, 0) == 0 && t.pieces[i] != word_mark
+    w += w.empty() && t.pieces[i].rfind(word_mark, 0) == 0
              ? t.pieces[i].substr(word_mark.size())
              : t.pieces[i];
   }
