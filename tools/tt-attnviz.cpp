@@ -63,20 +63,15 @@ class Visualizer {
     }
     if (alignment_format()) kinds_ = tt::viz::KindSet{false, false, true};
     view_.kinds = kinds_;
-    view_.layers = tt::viz::parse_index_list(f.layers.empty() ? "0-1023" : f.layers, "--layers");
-    view_.heads = tt::viz::parse_index_list(f.heads.empty() ? "0-1023" : f.heads, "--heads");
-    if (f.layers.empty()) view_.layers.clear();
-    if (f.heads.empty()) view_.heads.clear();
+    if (!f.layers.empty()) view_.layers = tt::viz::parse_index_list(f.layers, "--layers");
+    if (!f.heads.empty()) view_.heads = tt::viz::parse_index_list(f.heads, "--heads");
     view_.reduce = tt::viz::parse_reduce(f.reduce);
     view_.merge_words = f.merge_words;
     view_.layers_name = "--layers";
     view_.heads_name = "--heads";
-    const tt::nn::ModelConfig& c = model.config();
-    if (alignment_format() && f.layers.empty()) view_.layers = {c.n_layers_dec - 1};  // as tt-translate
+    if (alignment_format() && f.layers.empty()) view_.layers = {model.config().n_layers_dec - 1};  // as tt-translate
     if (!f.html.empty()) html_.emplace(f.html, "tt-attnviz: " + f.model);
   }
-  tt::viz::ViewOptions& view() { return view_; }
-  const tt::viz::KindSet& kinds() const { return kinds_; }
   bool alignment_format() const { return f_.format == "alignment"; }
   bool to_stdout = true;
 
@@ -109,12 +104,8 @@ class Visualizer {
 
  private:
   tt::viz::SentenceAttention empty_maps(const Item&) const {
-    tt::viz::SentenceAttention a;
     const tt::nn::ModelConfig& c = model_.config();
-    a.layers_enc = c.n_layers_enc;
-    a.layers_dec = c.n_layers_dec;
-    a.heads = c.heads;
-    return a;
+    return tt::viz::SentenceAttention{{}, {}, c.n_layers_enc, c.n_layers_dec, c.heads, {}, {}, {}};
   }
 
   tt::viz::Tokens tokens(const tt::data::SpmTokenizer& spm, const std::vector<int32_t>& ids) const {
@@ -252,6 +243,8 @@ int attnviz_main(int argc, char** argv) {
   tt::cli::parse(app, argc, argv);
 
   o.search.length_penalty = tt::decode::parse_length_penalty(f.length_penalty);
+  if (!f.html.empty() && f.format == "alignment")
+    throw tt::ConfigError("--html draws attention maps; it does not combine with --format alignment");
   o.max_src_len_name = "--max-src-len";
   o.skip_invalid_name = "--skip-invalid";
   if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;
