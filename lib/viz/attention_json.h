@@ -1,7 +1,8 @@
 // One JSON object per sentence, one per line (JSON Lines), written as soon as the sentence is done, so
 // memory stays flat on any input. Two layouts (the schema is schema/attnviz.schema.json and man tt-attnviz):
-//   json:    {"id", "src_tokens", "tgt_tokens", "translation", ["score"], "layers", "heads", "reduce",
-//             "encoder_self" [layers][heads][S][S], "decoder_self" [layers][heads][T][T], "cross" [layers][heads][T][S]}
+//   json:    {"id", "src_tokens", "tgt_tokens", "translation", ["score"], "heads", "reduce", and per kind kept
+//             "<kind>_layers" and "encoder_self" [layers][heads][S][S], "decoder_self" [layers][heads][T][T],
+//             "cross" [layers][heads][T][S]}
 //   bertviz: {"id", "encoder_tokens", "decoder_tokens", "translation", "encoder_attention", "decoder_attention",
 //             "cross_attention"}: per layer a [1, heads, n, m] array, what bertviz's head_view/model_view take.
 // Weights are printed with `precision` decimals, trailing zeros dropped (0.25, 0, 1).
