@@ -167,6 +167,7 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
     std::string text;
     const auto& hyps = results[i];
     const int source_size = static_cast<int>(p.source.size());
+    if (out.hypotheses) out.hypotheses(p.line, p.source, p.translate ? hyps : std::vector<Hypothesis>(1));
     if (nbest) {
       const size_t n = p.translate ? hyps.size() : 1;
       for (size_t k = 0; k < n; ++k) {

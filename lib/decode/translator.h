@@ -44,6 +44,10 @@ struct TranslatorOutput {
   std::function<void(const std::string&)> scores;  // the best score of each line, with '\n' (may be empty)
   std::function<void(const std::string&)> warn;    // warnings, one message each
   std::function<void()> flush;                     // after each window (or line, with flush)
+  // Optional, for tools that need more than the text (tt-attnviz): each line's source ids (with </s>;
+  // empty for an empty or skipped line) and hypotheses (best first; one empty one for such a line), in
+  // input order, just before that line's text.
+  std::function<void(size_t line, const std::vector<int32_t>& source, const std::vector<Hypothesis>& hyps)> hypotheses;
 };
 
 class Translator {
