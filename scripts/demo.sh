@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# The README's "install everything and run the main job": installs the Debian packages, builds tt
-# (Release, every target), then runs the most complete end-to-end job tt has so far:
-#   1. tt-train --dry-run: resolve and validate a configuration, count its parameters
-#   2. a short training run on a learnable synthetic task (copy the source) whose loss visibly falls,
-#      saved as a model directory (config.json + model.safetensors) and reloaded to continue
-#   3. tt-tokenize and tt-bleu on tiny bundled inputs, when those tools are built
-# Needs nothing outside the repository; a few minutes on 2 cores.
-# usage: scripts/demo.sh [--no-build] [BUILD_DIR]   (default: build; --no-build uses the tools already there)
+# The README's main job, on a fresh Debian 12 machine: install the packages, build tt, then
+#   1. unpack the bundled Multi30k (data/multi30k, checksums checked) and train a joint SentencePiece model
+#   2. train a `tiny` Transformer English->German for a fixed number of steps (reproducible from --seed),
+#      validating (loss, greedy BLEU) as it goes
+#   3. average the last checkpoints (tt-average), translate test2016 greedy and with beam 4 (tt-translate)
+#   4. score both with tt-bleu (BLEU, chrF), dump and render the attention of one sentence (tt-attnviz)
+#   5. draw the learning curve (SVG) and print a summary of where everything is
+# Needs nothing outside the repository. About 10 minutes of training on 2 cores (--quick: about 1 minute).
+#
+# usage: scripts/demo.sh [--no-build BUILD_DIR] [--quick] [--out DIR] [--lines N] [--steps N] [--threads N]
+#   --no-build DIR  use the tools already built in DIR (default: install + build into build/)
+#   --quick         a short run (fewer steps, lower BLEU) — what the test suite runs, with --lines
+#   --out DIR       where the run, translations and pictures go (default: BUILD_DIR/demo)
+#   --lines N       use only the first N training pairs and N test/validation pairs (end-to-end test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-build_first=1
-if [[ ${1:-} == --no-build ]]; then build_first=0; shift; fi
-build=${1:-build}
+build=build build_first=1 quick=0 out="" lines=0 steps="" threads=2
+while (($#)); do
+  case $1 in
+    --no-build) build_first=0; build=${2:?--no-build needs a build directory}; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --lines) lines=${2:?--lines needs a number}; shift 2 ;;
+    --steps) steps=${2:?--steps needs a number}; shift 2 ;;
+    --threads) threads=${2:?--threads needs a number}; shift 2 ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
-run() {
-  printf '$ %s\n' "$*" >&2
-  "$@"
-}
+run() { printf '$ %s\n' "$*" >&2; "$@"; }
 
 if ((build_first)); then
   say "install dependencies"
@@ -27,58 +40,78 @@ if ((build_first)); then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" -j"$(nproc)"
 fi
-bin=$root/$build/bin
+bin=$(cd "$build" && pwd)/bin
 export PATH="$bin:$PATH"
+out=${out:-$build/demo}
+rm -rf "$out"
+mkdir -p "$out/data"
+out=$(cd "$out" && pwd)
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-
-say "1. resolve a model configuration (tiny preset, vocabulary 1000)"
-run tt-train --preset tiny --vocab-size 1000 --dry-run
-# One JSON field without needing python: "parameters":N
-field() { grep -o "\"$1\":[^,}]*" "${2:--}" | head -n 1 | cut -d: -f2; }
-printf '$ tt-train --preset base --vocab-size 37000 --dry-run\n' >&2
-echo "base with a 37000 vocabulary: $(tt-train --preset base --vocab-size 37000 --dry-run | field parameters)" \
-  "parameters (the paper's 65M)"
-echo "and an invalid one (d_model not divisible by heads) is refused:" >&2
-tt-train --preset tiny --vocab-size 1000 --d-model 130 --dry-run || echo "(exit status $?)" >&2
-
-say "2. train a small tiny-preset Transformer to copy its input (synthetic data, CPU)"
-# 8-token sentences over a 16-word vocabulary, two layers per stack, no dropout: the loss falls from
-# about 3.5 (guessing) to well under 1 (copying) in a few hundred 0.03-second steps. A model this small
-# runs best on one thread.
-common=(--synthetic-task copy --batch-size 64 --src-len 8 --tgt-len 8 --warmup-steps 40 --lr-scale 0.5
-  --threads 1 --device cpu)
-first=(tt-train --preset tiny --layers 2 --vocab-size 16 --dropout 0 --synthetic-steps 300 "${common[@]}" -o copy-model)
-printf '$ %s\n' "${first[*]}" >&2
-"${first[@]}" 2>train.log >first.json
-awk '/^step/ && (++n == 1 || n % 25 == 0)' train.log >&2
-echo "saved model directory:" >&2
-ls -l copy-model >&2
-
-say "   reload the saved model and continue: the loss starts where it ended, not from scratch"
-run tt-train --init copy-model --synthetic-steps 5 --seed 7 "${common[@]}" >second.json
-echo "result line (stdout) of the first run, without its per-step times:"
-sed 's/,"step_times":\[[^]]*\]//' first.json
-echo "loss $(field first_loss first.json) at the start -> $(field last_loss first.json) after" \
-  "$(field steps first.json) steps; $(field first_loss second.json) on a fresh batch after reloading"
-
-say "3. subwords and scores"
-if [[ -x $bin/tt-tokenize ]]; then
-  run tt-tokenize train --input "$root/tests/data/tokenize/corpus.en" --model-prefix demo --vocab-size 100 --quiet
-  echo "Two dogs are playing in the snow." | run tt-tokenize encode -m demo.model
-  echo "Two dogs are playing in the snow." | tt-tokenize encode -m demo.model --format id |
-    tt-tokenize decode -m demo.model --format id
-else
-  echo "tt-tokenize is not built yet: skipped" >&2
-fi
-if [[ -x $bin/tt-bleu ]]; then
-  printf 'A man is riding a bike down the street.\nTwo dogs play in the snow.\n' >ref.txt
-  printf 'A man rides a bike down the street.\nTwo dogs are playing in the snow.\n' >hyp.txt
-  run tt-bleu ref.txt -i hyp.txt -m bleu chrf -f text
-else
-  echo "tt-bleu is not built yet: skipped" >&2
+# The recipe: tiny preset (4+4 layers, d_model 128), a joint 8k SentencePiece vocabulary, token batches,
+# the inverse-square-root schedule with a peak learning rate (what short runs on small data want).
+vocab=8000 batch_tokens=4096 lr=0.002 warmup=800 valid_every=500
+max_steps=${steps:-6000}
+if ((quick)); then
+  vocab=1000 batch_tokens=2048 warmup=60 valid_every=100
+  max_steps=${steps:-200}
 fi
 
-say "done"
+say "1. data: bundled Multi30k (train 29,000 / val 1,014 / test2016 1,000 pairs) and a joint subword model"
+for f in train val test2016; do
+  for l in en de; do gzip -dc "data/multi30k/$f.$l.gz" >"$out/data/$f.$l"; done
+done
+(cd "$out/data" && sha256sum --quiet -c "$root/data/multi30k/SHA256SUMS") ||
+  { echo "demo.sh: the bundled Multi30k does not match its checksums (data/multi30k/SHA256SUMS)" >&2; exit 1; }
+echo "checksums of all six files match data/multi30k/SHA256SUMS" >&2
+if ((lines > 0)); then
+  for f in train val test2016; do
+    for l in en de; do head -n "$lines" "$out/data/$f.$l" >"$out/data/$f.$l.cut" && mv "$out/data/$f.$l.cut" "$out/data/$f.$l"; done
+  done
+  echo "(using the first $lines pairs of each split)" >&2
+fi
+d=$out/data
+run tt-tokenize train --input "$d/train.en" "$d/train.de" --model-prefix "$d/spm" --vocab-size "$vocab" \
+  --model-type unigram --character-coverage 1.0 --threads "$threads" --quiet
+
+say "2. train a tiny Transformer en->de ($max_steps steps)"
+started=$(date +%s)
+run tt-train --preset tiny --spm "$d/spm.model" --train "$d/train.en" "$d/train.de" --valid "$d/val.en" "$d/val.de" \
+  --batch-tokens "$batch_tokens" --lr "$lr" --warmup-steps "$warmup" --max-steps "$max_steps" \
+  --valid-every "$valid_every" --keep-last 5 --threads "$threads" --seed 1 -o "$out/run"
+train_minutes=$(awk -v s="$started" -v e="$(date +%s)" 'BEGIN { printf "%.1f", (e - s) / 60 }')
+
+say "3. average the last checkpoints, translate test2016"
+run tt-average --last 5 "$out/run" -o "$out/model" --force
+run tt-translate -m "$out/model" --beam 1 --threads "$threads" <"$d/test2016.en" >"$out/test2016.greedy.de"
+run tt-translate -m "$out/model" --beam 4 --threads "$threads" <"$d/test2016.en" >"$out/test2016.beam4.de"
+
+say "4. score with tt-bleu (sacreBLEU-identical)"
+score() { tt-bleu "$d/test2016.de" -i "$1" -m bleu chrf -b -w 2 | tr '\n' ' '; }
+greedy=$(score "$out/test2016.greedy.de")
+beam=$(score "$out/test2016.beam4.de")
+run tt-bleu "$d/test2016.de" -i "$out/test2016.beam4.de" -m bleu chrf -f text
+
+if [[ -x $bin/tt-attnviz ]]; then
+  say "   attention of the first test sentence"
+  head -n 1 "$d/test2016.en" | run tt-attnviz -m "$out/model" --html "$out/attention.html" >"$out/attention.jsonl"
+fi
+
+say "5. learning curve"
+./scripts/learning_curve.sh "$out/run/log.jsonl" >"$out/learning_curve.svg"
+
+say "summary"
+read -r gb gc <<<"$greedy"
+read -r bb bc <<<"$beam"
+cat <<SUMMARY
+tiny Transformer, Multi30k en->de, $max_steps steps in $train_minutes min on $threads threads ($(nproc) cores:
+$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))
+  test2016, greedy, averaged model:  BLEU $gb  chrF $gc
+  test2016, beam 4, averaged model:  BLEU $bb  chrF $bc
+model directory:     $out/model   (tt-translate -m $out/model < in.en > out.de)
+translations:        $out/test2016.beam4.de, $out/test2016.greedy.de
+run directory:       $out/run     (checkpoints/, last, best, log.jsonl)
+learning curve:      $out/learning_curve.svg
+SUMMARY
+if [[ -f $out/attention.jsonl ]]; then
+  echo "attention maps:      $out/attention.jsonl, $out/attention.html"
+fi

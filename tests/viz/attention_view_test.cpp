@@ -37,7 +37,7 @@ viz::ViewOptions cross_only() {
 
 }  // namespace
 
-TEST_CASE("--merge-words: key pieces summed, query pieces averaged, rows still sum to 1", "[viz]") {
+TEST_CASE("merge-words: key pieces summed, query pieces averaged, rows still sum to 1", "[viz]") {
   viz::ViewOptions o = cross_only();
   o.merge_words = true;
   o.heads = {0};
@@ -55,7 +55,7 @@ TEST_CASE("--merge-words: key pieces summed, query pieces averaged, rows still s
   CHECK(m.data[3] + m.data[4] + m.data[5] == Approx(1.0f).margin(1e-6));
 }
 
-TEST_CASE("--heads, --reduce mean and max, and index lists", "[viz]") {
+TEST_CASE("heads, --reduce mean and max, and index lists", "[viz]") {
   viz::ViewOptions o = cross_only();
   o.reduce = viz::Reduce::mean;
   auto v = viz::make_view(example(), src_tokens(), tgt_tokens(), o);
