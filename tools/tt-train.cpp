@@ -340,7 +340,7 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
   using namespace tt;
   train::RunConfig rc = f.config;
   train::TrainerState state;
-  std::string run_dir, resume_from;
+  std::string run_dir, resume_from, source_spm = rc.data.source_spm, target_spm = rc.data.target_spm;
   nlohmann::json checkpoint_config;
   if (!f.resume.empty()) {
     run_dir = f.resume;
@@ -349,8 +349,8 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
     state = train::load_trainer_state(resume_from);
     rc = merge_for_resume(app, rc, state.options, (fs::path(resume_from) / train::trainer_state_file_name).string());
     const io::VocabFiles vocab = io::vocab_files(resume_from, checkpoint_config);
-    rc.data.source_spm = vocab.source;  // the checkpoint's copies: the run needs nothing outside it
-    rc.data.target_spm = vocab.target;
+    source_spm = vocab.source;  // the checkpoint's copies: the run needs nothing outside it
+    target_spm = vocab.target;
     if (model_flags_given) {
       config.vocab_size_src = saved_config.vocab_size_src;
       config.vocab_size_tgt = saved_config.vocab_size_tgt;
@@ -366,9 +366,9 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
   }
   rc.run.run_dir = run_dir;
 
-  const data::SpmTokenizer src_spm = data::SpmTokenizer::load(rc.data.source_spm);
-  const bool shared = fs::weakly_canonical(rc.data.source_spm) == fs::weakly_canonical(rc.data.target_spm);
-  const data::SpmTokenizer tgt_spm = data::SpmTokenizer::load(rc.data.target_spm);
+  const data::SpmTokenizer src_spm = data::SpmTokenizer::load(source_spm);
+  const bool shared = fs::weakly_canonical(source_spm) == fs::weakly_canonical(target_spm);
+  const data::SpmTokenizer tgt_spm = data::SpmTokenizer::load(target_spm);
   data::require_tt_special_ids(src_spm);
   data::require_tt_special_ids(tgt_spm);
   if (f.resume.empty()) {
@@ -459,8 +459,8 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
   train::CheckpointContents contents;
   contents.config = &config;
   contents.params = &model.params();
-  contents.source_spm = rc.data.source_spm;
-  contents.target_spm = rc.data.target_spm;
+  contents.source_spm = source_spm;
+  contents.target_spm = target_spm;
   contents.training = state.options;
   Progress progress(common.quiet, rc.run.report_every);
   train::RunCallbacks callbacks;
@@ -535,7 +535,7 @@ int train_main(int argc, char** argv) {
   app.add_option("--max-steps", rc.run.max_steps, "Stop after N optimizer steps")->check(CLI::NonNegativeNumber)->group(st);
   app.add_option("--max-epochs", rc.run.max_epochs, "Stop after N epochs")->check(CLI::NonNegativeNumber)->group(st);
   app.add_option("--time-limit", rc.run.time_limit_s, "Stop after this long (90s, 10m, 2h)")
-      ->check(duration_validator())->group(st);
+      ->transform(duration_validator())->group(st);
   app.add_option("--early-stop", rc.run.early_stop, "Stop after N validations without improvement")
       ->check(CLI::NonNegativeNumber)->group(st);
   app.add_option("--valid-every", rc.run.valid_every, "Validate (and save) every N steps; also at the end")
@@ -582,7 +582,9 @@ int train_main(int argc, char** argv) {
       usage("--train needs --spm MODEL (joint vocabulary) or both --src-spm and --tgt-spm");
   }
   ModelConfig config = tt::nn::preset(preset_name);
-  if (!init_dir.empty()) {
+  if (!f.resume.empty() && app.get_option("--preset")->count() == 0 && config_path.empty()) {
+    config = tt::io::load_model_config(tt::train::last_checkpoint(f.resume));  // flags apply to the run's config
+  } else if (!init_dir.empty()) {
     config = tt::io::load_model_config(init_dir);
   } else if (!config_path.empty()) {
     config = read_config_file(config_path, config);

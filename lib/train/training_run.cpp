@@ -62,8 +62,8 @@ class Run {
         break;
       }
       stop = limit_reached();
-      const bool valid_due = validator_ && o_.valid_every > 0 && stats.step % o_.valid_every == 0;
-      if (valid_due && !stop) {
+      if (stop) break;  // the end validates and saves
+      if (validator_ && o_.valid_every > 0 && stats.step % o_.valid_every == 0) {
         if (validate()) stop = StopReason::early_stop;
       } else if ((o_.save_every > 0 && stats.step % o_.save_every == 0) ||
                  (o_.save_minutes > 0 &&
