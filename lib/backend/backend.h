@@ -49,6 +49,12 @@ class Backend {
   virtual void fill(float* x, float value, int64_t n) = 0;
   virtual void synchronize() = 0;
 
+  // Row-invariant products (decoding): each output row of gemm / gemm_batched is a function of its own
+  // input row alone — the same bits whatever the number of rows (M), the zero-weight padding of attention
+  // keys, or the thread count — so a sentence translates the same in any batch. Costs some speed.
+  // Returns whether the mode is now as requested (false: this backend cannot promise it).
+  virtual bool set_row_invariant(bool on) { return !on; }
+
   // ---- matrix products -------------------------------------------------------------------------------
   // C[M,N] = alpha * op(A) * op(B) + beta * C; op(A) is [M,K] (A stored [K,M] when trans_a), op(B) is
   // [K,N] (B stored [N,K] when trans_b). lda/ldb/ldc are row strides of the stored matrices.

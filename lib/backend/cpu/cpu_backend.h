@@ -37,6 +37,10 @@ class CpuBackend final : public Backend {
   void copy(void* dst, const void* src, size_t bytes) override;
   void fill(float* x, float value, int64_t n) override;
   void synchronize() override {}
+  bool set_row_invariant(bool on) override {
+    row_invariant_ = on;
+    return true;
+  }
 
   void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
             const float* B, int64_t ldb, float beta, float* C, int64_t ldc) override;
@@ -90,7 +94,12 @@ class CpuBackend final : public Backend {
   // Threads worth using for `work` elements of cheap streaming work (avoids fork/join on tiny inputs).
   int threads_for(int64_t work) const;
 
+  // Row-invariant paths (gemm.cpp): fixed tiles of single-threaded sgemm calls, each with >= 16 rows.
+  void gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+                          int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
   int threads_;
+  bool row_invariant_ = false;
   std::vector<float> scratch_;
   std::unique_ptr<MatmulCache> matmul_;
 };

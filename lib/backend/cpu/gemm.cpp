@@ -6,6 +6,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <string>
@@ -37,6 +38,10 @@ void CpuBackend::gemm(bool trans_a, bool trans_b, int M, int N, int K, float alp
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     scale_matrix(C, ldc, M, N, beta);
+    return;
+  }
+  if (row_invariant_) {
+    gemm_row_invariant(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
   // Weight gradients C = A^T B (dW[O, I] += dy^T x) whose operands have row strides that are multiples
@@ -76,6 +81,32 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
                               const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta,
                               float* C, MatrixStrides c) {
   if (batch1 <= 0 || batch2 <= 0 || M <= 0 || N <= 0) return;
+  if (row_invariant_) {
+    // One single-threaded M = 1 sgemm per (matrix, row): measured bit-identical whatever the number of
+    // rows, and whatever zero-weight key padding extends N (scores) or K (context) — so a sentence's
+    // attention does not depend on the longest sentence of its batch.
+    const int64_t rows = int64_t{batch1} * batch2 * M;
+    dnnl_status_t status = dnnl_success;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = r / M, row = r % M, i1 = i / batch2, i2 = i % batch2;
+      const float* Ai = A + i1 * a.batch1 + i2 * a.batch2 + (trans_a ? row : row * a.ld);
+      const float* Bi = B + i1 * b.batch1 + i2 * b.batch2;
+      float* Ci = C + i1 * c.batch1 + i2 * c.batch2 + row * c.ld;
+      if (K <= 0) {
+        scale_matrix(Ci, c.ld, 1, N, beta);
+        continue;
+      }
+      dnnl_status_t s = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', 1, N, K, alpha, Ai, a.ld, Bi, b.ld,
+                                   beta, Ci, c.ld);
+      if (s != dnnl_success) {
+#pragma omp critical(tt_gemm_status)
+        status = s;
+      }
+    }
+    check_sgemm(status, M, N, K);
+    return;
+  }
   if (!matmul_) matmul_ = std::make_unique<MatmulCache>();
   MatmulCache& cache = *matmul_;
   MatmulCache::Key key{trans_a, trans_b, batch1, batch2, M, N, K, std::bit_cast<int32_t>(alpha),
@@ -161,6 +192,61 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
     }
   }
   check_sgemm(status, M, N, K);
+}
+
+// Row-invariant gemm. oneDNN's sgemm (v3, AVX-512 host, measured) gives a row bits that depend on M (one
+// kernel for M = 1, another below 16 rows, another from 16 on) and, for large K, on the thread count. Every
+// row here goes through a single-threaded sgemm call with at least 16 rows on a column block fixed by N
+// alone (256 wide), so the bits depend only on the row, K and N: tiles are spread over threads, and an
+// input of fewer than 16 rows is padded to 16. tests/backend/row_invariant_test.cpp checks this holds.
+void CpuBackend::gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+                                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  constexpr int kMinRows = 16, kChunkRows = 64, kBlockCols = 256;
+  // A transposed operand is first copied to row-major rows (inference never takes this path).
+  float* buf = nullptr;
+  const int padded_M = std::max(M, kMinRows);
+  const size_t a_size = trans_a || M < kMinRows ? static_cast<size_t>(padded_M) * K : 0;
+  const size_t c_size = M < kMinRows ? static_cast<size_t>(kMinRows) * N : 0;
+  if (a_size + c_size > 0) buf = scratch(a_size + c_size);
+  if (a_size > 0) {
+    float* a_copy = buf;
+    for (int i = 0; i < padded_M; ++i)
+      for (int k = 0; k < K; ++k)
+        a_copy[static_cast<size_t>(i) * K + k] = i >= M ? 0.0f : trans_a ? A[k * lda + i] : A[i * lda + k];
+    A = a_copy;
+    lda = K;
+  }
+  float* C_out = C;
+  const int64_t ldc_out = ldc;
+  if (c_size > 0) {
+    float* c_copy = buf + a_size;
+    for (int i = 0; i < kMinRows; ++i)
+      for (int j = 0; j < N; ++j) c_copy[static_cast<size_t>(i) * N + j] = i < M && beta != 0.0f ? C[i * ldc + j] : 0.0f;
+    C = c_copy;
+    ldc = N;
+  }
+  // Row chunks of 64; a remainder under 16 rows joins the chunk before it.
+  const int rows = padded_M;
+  int chunks = rows / kChunkRows;
+  if (chunks == 0 || rows % kChunkRows >= kMinRows) ++chunks;
+  const int blocks = (N + kBlockCols - 1) / kBlockCols;
+  dnnl_status_t status = dnnl_success;
+#pragma omp parallel for num_threads(std::min(threads_, chunks * blocks)) schedule(static)
+  for (int tile = 0; tile < chunks * blocks; ++tile) {
+    const int chunk = tile / blocks, block = tile % blocks;
+    const int r0 = chunk * kChunkRows, r1 = chunk == chunks - 1 ? rows : r0 + kChunkRows;
+    const int c0 = block * kBlockCols, c1 = std::min(N, c0 + kBlockCols);
+    const float* Bt = B + (trans_b ? c0 * ldb : c0);
+    dnnl_status_t s = dnnl_sgemm('N', trans_b ? 'T' : 'N', r1 - r0, c1 - c0, K, alpha, A + r0 * lda, lda, Bt, ldb,
+                                 beta, C + r0 * ldc + c0, ldc);
+    if (s != dnnl_success) {
+#pragma omp critical(tt_gemm_status)
+      status = s;
+    }
+  }
+  check_sgemm(status, M, N, K);
+  if (c_size > 0)
+    for (int i = 0; i < M; ++i) std::memcpy(C_out + i * ldc_out, C + static_cast<size_t>(i) * N, sizeof(float) * N);
 }
 
 }  // namespace tt::backend::cpu

@@ -34,13 +34,13 @@ void CpuBackend::attention_softmax_forward(float* scores, const int32_t* key_len
       s[k] = v;
       mx = std::max(mx, v);
     }
+#pragma omp simd
+    for (int k = 0; k < Tk; ++k) s[k] = fast_exp(s[k] - mx);
+    // The sum runs over the unmasked keys only: a reduction over the full row would group the same terms
+    // differently for another padded length Tk, and a sentence's attention would depend on its batch.
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-    for (int k = 0; k < Tk; ++k) {
-      float e = fast_exp(s[k] - mx);
-      s[k] = e;
-      sum += e;
-    }
+    for (int k = 0; k < len; ++k) sum += s[k];
     const float inv = 1.0f / sum;
 #pragma omp simd
     for (int k = 0; k < Tk; ++k) s[k] *= inv;

@@ -1,0 +1,68 @@
+// What the search asks of a model: the next-token log-probabilities of every open hypothesis (one row
+// each), and moving rows around when hypotheses are kept, copied or dropped. ModelScorer runs one
+// nn::Transformer with its KV cache; EnsembleScorer averages several (same target vocabulary). Tests drive
+// the search through a hand-written scorer whose best sequence is known.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "nn/transformer.h"
+#include "tensor/arena.h"
+
+namespace tt::decode {
+
+class StepScorer {
+ public:
+  virtual ~StepScorer() = default;
+  virtual int vocab_size() const = 0;
+  // The most target positions (tokens including </s>) one hypothesis may have.
+  virtual int max_positions() const = 0;
+  // Begins a batch: one row per source (ids ending in eos, none empty), room for max_rows rows and
+  // max_steps steps.
+  virtual void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) = 0;
+  // Feeds one token per row; writes log_probs [rows, V] and, when attention is non-null, the step's
+  // cross-attention [rows, S] (S = longest source of the batch; last decoder layer, mean over heads).
+  virtual void step(std::vector<float>& log_probs, std::vector<float>* attention,
+                    const std::vector<int32_t>& tokens) = 0;
+  // New row i continues old row index[i].
+  virtual void reorder(const std::vector<int32_t>& index) = 0;
+};
+
+class ModelScorer final : public StepScorer {
+ public:
+  explicit ModelScorer(nn::Transformer& model);
+  int vocab_size() const override { return model_.config().vocab_size_tgt; }
+  int max_positions() const override { return model_.config().max_positions; }
+  void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) override;
+  void step(std::vector<float>& log_probs, std::vector<float>* attention,
+            const std::vector<int32_t>& tokens) override;
+  void reorder(const std::vector<int32_t>& index) override;
+
+ private:
+  nn::Transformer& model_;
+  tensor::Arena encode_arena_, cache_arena_, step_arena_;
+  std::optional<nn::DecodeState> state_;
+  int S_ = 0;
+};
+
+// Mean of the members' log-probabilities (and attention). Throws tt::ConfigError if the members' target
+// vocabularies or special ids differ.
+class EnsembleScorer final : public StepScorer {
+ public:
+  explicit EnsembleScorer(const std::vector<nn::Transformer*>& models);
+  int vocab_size() const override { return members_.front()->vocab_size(); }
+  int max_positions() const override;
+  void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) override;
+  void step(std::vector<float>& log_probs, std::vector<float>* attention,
+            const std::vector<int32_t>& tokens) override;
+  void reorder(const std::vector<int32_t>& index) override;
+
+ private:
+  std::vector<std::unique_ptr<ModelScorer>> members_;
+  std::vector<float> member_log_probs_, member_attention_;
+};
+
+}  // namespace tt::decode

@@ -1,0 +1,197 @@
+#include "decode/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "util/error.h"
+
+namespace tt::decode {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+struct Open {
+  std::vector<int32_t> tokens;
+  float log_prob = 0;
+  int row = 0;                   // decoder row
+  std::vector<float> attention;  // [tokens.size(), source size]
+};
+
+struct Sentence {
+  size_t index = 0;   // into the caller's sources
+  int source_size = 0;  // ids including eos
+  int max_len = 0;      // most target tokens before eos
+  std::vector<Open> open;
+  std::vector<Hypothesis> finished;
+};
+
+struct Candidate {
+  float log_prob;
+  int hyp;
+  int32_t token;
+  bool better_than(const Candidate& o) const {
+    if (log_prob != o.log_prob) return log_prob > o.log_prob;
+    if (hyp != o.hyp) return hyp < o.hyp;
+    return token < o.token;
+  }
+};
+
+// The highest score an open hypothesis of `length` tokens and summed log-probability `log_prob` (<= 0,
+// only falling) could still get, finishing at some length in [length + 1, max_len + 1].
+float best_reachable(const SearchOptions& o, float log_prob, int length, int max_len) {
+  const float p = std::max(length_penalty(o.length_penalty, o.alpha, length + 1),
+                           length_penalty(o.length_penalty, o.alpha, max_len + 1));
+  return log_prob / p;
+}
+
+void sort_finished(std::vector<Hypothesis>& finished) {
+  std::stable_sort(finished.begin(), finished.end(),
+                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+}
+
+// One step of one sentence: picks the k best continuations from log_probs rows; returns whether done.
+bool advance(Sentence& s, const std::vector<float>& log_probs, const std::vector<float>& attention, int S, int V,
+             const SearchOptions& o, const SpecialIds& ids) {
+  const int32_t bos_id = ids.bos, eos_id = ids.eos, pad_id = ids.pad;
+  // The beam shrinks by one for every finished hypothesis (beam 1 is greedy).
+  const int k = o.beam - static_cast<int>(s.finished.size());
+  const int length = static_cast<int>(s.open.front().tokens.size());
+  std::vector<Candidate> best;  // the k best so far, best first
+  best.reserve(static_cast<size_t>(k) + 1);
+  for (int j = 0; j < static_cast<int>(s.open.size()); ++j) {
+    const Open& h = s.open[static_cast<size_t>(j)];
+    const float* row = log_probs.data() + static_cast<size_t>(h.row) * V;
+    for (int32_t v = 0; v < V; ++v) {
+      float lp = row[v];
+      if (v == bos_id || v == pad_id) continue;  // never outputs
+      if (v == eos_id ? length < std::min(o.min_len, s.max_len) : length >= s.max_len) lp = kNegInf;
+      if (lp == kNegInf || std::isnan(lp)) continue;
+      Candidate c{h.log_prob + lp, j, v};
+      if (static_cast<int>(best.size()) == k && !c.better_than(best.back())) continue;
+      auto at = std::find_if(best.begin(), best.end(), [&](const Candidate& b) { return c.better_than(b); });
+      best.insert(at, c);
+      if (static_cast<int>(best.size()) > k) best.pop_back();
+    }
+  }
+  std::vector<Open> next;
+  for (const Candidate& c : best) {
+    const Open& h = s.open[static_cast<size_t>(c.hyp)];
+    std::vector<float> att;
+    if (o.attention) {
+      att = h.attention;
+      const float* a = attention.data() + static_cast<size_t>(h.row) * S;
+      att.insert(att.end(), a, a + s.source_size);
+    }
+    if (c.token == eos_id) {
+      Hypothesis f{h.tokens, normalized_score(o.length_penalty, o.alpha, c.log_prob, length + 1), c.log_prob,
+                   std::move(att)};
+      s.finished.push_back(std::move(f));
+    } else {
+      Open n{h.tokens, c.log_prob, h.row, std::move(att)};
+      n.tokens.push_back(c.token);
+      next.push_back(std::move(n));
+    }
+  }
+  s.open = std::move(next);
+  if (s.open.empty()) return true;
+  if (static_cast<int>(s.finished.size()) < o.nbest) return false;
+  sort_finished(s.finished);
+  const float kept = s.finished[static_cast<size_t>(o.nbest - 1)].score;
+  for (const Open& h : s.open)
+    if (best_reachable(o, h.log_prob, length + 1, s.max_len) > kept) return false;
+  return true;
+}
+
+}  // namespace
+
+void validate(const SearchOptions& o) {
+  if (o.beam < 1) throw ConfigError("beam size " + std::to_string(o.beam) + " must be at least 1");
+  if (o.nbest < 1 || o.nbest > o.beam)
+    throw ConfigError("nbest " + std::to_string(o.nbest) + " must be in [1, beam size " + std::to_string(o.beam) +
+                      "]; raise the beam size");
+  if (!(o.max_len_a >= 0) || o.max_len_b < 0)
+    throw ConfigError("max length a*source+b needs a >= 0 and b >= 0 (got a = " + std::to_string(o.max_len_a) +
+                      ", b = " + std::to_string(o.max_len_b) + ")");
+  if (o.min_len < 0) throw ConfigError("min length " + std::to_string(o.min_len) + " must be >= 0");
+  if (!std::isfinite(o.alpha)) throw ConfigError("length-penalty alpha must be a finite number");
+}
+
+std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& o, const SpecialIds& ids) {
+  validate(o);
+  const int32_t bos_id = ids.bos, eos_id = ids.eos;
+  std::vector<std::vector<Hypothesis>> results(sources.size());
+  std::vector<Sentence> active;
+  std::vector<std::vector<int32_t>> batch;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto& src = sources[i];
+    if (src.empty() || (src.size() == 1 && src[0] == eos_id)) {
+      Hypothesis empty;
+      if (o.attention) empty.attention.assign(src.size(), src.empty() ? 0.0f : 1.0f);
+      results[i].push_back(std::move(empty));
+      continue;
+    }
+    Sentence s;
+    s.index = i;
+    s.source_size = static_cast<int>(src.size());
+    const int words = s.source_size - (src.back() == eos_id ? 1 : 0);
+    const double limit = std::floor(double{o.max_len_a} * words + o.max_len_b);
+    s.max_len = static_cast<int>(std::clamp(limit, 0.0, double(scorer.max_positions() - 1)));
+    s.open.push_back(Open{{}, 0.0f, static_cast<int>(active.size()), {}});
+    active.push_back(std::move(s));
+    batch.push_back(src);
+  }
+  if (active.empty()) return results;
+  int max_steps = 0, S = 0;
+  for (const Sentence& s : active) {
+    max_steps = std::max(max_steps, s.max_len + 1);
+    S = std::max(S, s.source_size);
+  }
+  scorer.start(batch, static_cast<int>(active.size()) * o.beam, max_steps);
+  const int V = scorer.vocab_size();
+  std::vector<int32_t> tokens(active.size(), bos_id), index;
+  std::vector<float> log_probs, attention;
+  while (!active.empty()) {
+    scorer.step(log_probs, o.attention ? &attention : nullptr, tokens);
+    std::vector<Sentence> still;
+    index.clear();
+    tokens.clear();
+    for (Sentence& s : active) {
+      if (advance(s, log_probs, attention, S, V, o, ids)) {
+        sort_finished(s.finished);
+        s.finished.resize(std::min(s.finished.size(), static_cast<size_t>(o.nbest)));
+        results[s.index] = std::move(s.finished);
+        continue;
+      }
+      for (Open& h : s.open) {
+        index.push_back(h.row);
+        h.row = static_cast<int>(index.size()) - 1;
+        tokens.push_back(h.tokens.back());
+      }
+      still.push_back(std::move(s));
+    }
+    active = std::move(still);
+    if (active.empty()) break;
+    bool identity = static_cast<int>(index.size()) == static_cast<int>(log_probs.size() / static_cast<size_t>(V));
+    for (size_t r = 0; identity && r < index.size(); ++r) identity = index[r] == static_cast<int32_t>(r);
+    if (!identity) scorer.reorder(index);
+  }
+  return results;
+}
+
+std::vector<std::vector<Hypothesis>> search(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& options) {
+  ModelScorer scorer(model);
+  return search(scorer, sources, options, special_ids(model.config()));
+}
+
+std::vector<std::vector<Hypothesis>> search(const std::vector<nn::Transformer*>& models,
+                                            const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& options) {
+  EnsembleScorer scorer(models);
+  return search(scorer, sources, options, special_ids(models.front()->config()));
+}
+
+}  // namespace tt::decode

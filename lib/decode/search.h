@@ -1,0 +1,64 @@
+// Batched beam search (greedy = beam 1) over a batch of source sentences.
+//
+// Each step keeps, per sentence, the k best one-token continuations of its k open hypotheses (k = beam at
+// first); continuations ending in </s> are finished and leave the beam, which shrinks (as in Marian), so
+// beam 1 is exactly greedy. Ties break towards the lower hypothesis, then the lower token id.
+// Stop rule: a sentence stops when its beam is empty, or when its nbest-th best finished hypothesis scores
+// at least what the best open hypothesis could still reach (its log-probability divided by the largest
+// length penalty it could get before max length) — so no open hypothesis could enter the n best.
+// Finished sentences leave the batch (their decoder rows are dropped with reorder), so long sentences do
+// not hold short ones back. Target length: tokens <= max_len_a * source tokens + max_len_b (source tokens
+// without </s>), capped by the model's positions; at max length only </s> may follow; before min_len
+// </s> may not. Scores are length-normalised (length_penalty.h; L counts </s>).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "decode/length_penalty.h"
+#include "decode/scorer.h"
+#include "nn/transformer.h"
+
+namespace tt::decode {
+
+struct SearchOptions {
+  int beam = 4;
+  LengthPenalty length_penalty = LengthPenalty::gnmt;
+  float alpha = 0.6f;
+  float max_len_a = 1.0f;
+  int max_len_b = 50;
+  int min_len = 0;
+  int nbest = 1;
+  bool attention = false;  // keep each hypothesis's cross-attention (alignments)
+};
+
+struct Hypothesis {
+  std::vector<int32_t> tokens;  // target ids without bos/eos
+  float score = 0;              // length-normalised, what ranks hypotheses
+  float log_prob = 0;           // sum of token log-probabilities (incl. eos)
+  // With SearchOptions::attention: [tokens.size() + 1, source size] (rows: each target token, then </s>;
+  // columns: the source ids including </s>); the last decoder layer's cross-attention, mean over heads.
+  std::vector<float> attention;
+};
+
+// The ids the search treats specially (a model's ModelConfig has them). pad and bos are never output.
+struct SpecialIds {
+  int32_t pad = 0, bos = 2, eos = 3;
+};
+inline SpecialIds special_ids(const nn::ModelConfig& c) { return {c.pad_id, c.bos_id, c.eos_id}; }
+
+// Throws tt::ConfigError naming the field for options out of range (beam < 1, nbest outside [1, beam], ...).
+void validate(const SearchOptions& options);
+
+// sources: source ids each ending in eos (as the trainer feeds them). Returns, per source, its n best
+// hypotheses best first. An empty source (just eos, or nothing) gives one empty hypothesis.
+std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& options, const SpecialIds& ids = {});
+std::vector<std::vector<Hypothesis>> search(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& options);
+// Ensembles: the same over several models (average of log-probabilities; same target vocabulary — checked).
+std::vector<std::vector<Hypothesis>> search(const std::vector<nn::Transformer*>& models,
+                                            const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& options);
+
+}  // namespace tt::decode

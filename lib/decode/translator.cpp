@@ -1,0 +1,196 @@
+#include "decode/translator.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace tt::decode {
+
+TextFormat parse_text_format(const std::string& name) {
+  if (name == "text") return TextFormat::text;
+  if (name == "pieces") return TextFormat::pieces;
+  if (name == "ids") return TextFormat::ids;
+  throw ConfigError("unknown text format '" + name + "'; expected text, pieces or ids");
+}
+
+AlignmentFormat parse_alignment_format(const std::string& name) {
+  if (name == "none") return AlignmentFormat::none;
+  if (name == "hard") return AlignmentFormat::hard;
+  if (name == "soft") return AlignmentFormat::soft;
+  throw ConfigError("unknown alignment format '" + name + "'; expected hard or soft");
+}
+
+Translator::Translator(const std::vector<nn::Transformer*>& models, const data::SpmTokenizer* source_spm,
+                       const data::SpmTokenizer* target_spm, TranslatorOptions options)
+    : models_(models), source_spm_(source_spm), target_spm_(target_spm), options_(std::move(options)) {
+  validate(options_.search);
+  if (options_.batch_size < 1) throw ConfigError("batch size must be at least 1");
+  if (options_.batch_tokens < 0) throw ConfigError("batch tokens must be >= 0 (0: no limit)");
+  if (options_.window < 1) throw ConfigError("window must be at least 1 batch");
+  if (options_.max_src_len < 1) throw ConfigError(options_.max_src_len_name + " must be at least 1");
+  if (options_.input_format == TextFormat::text && !source_spm_)
+    throw ConfigError("text input needs the source SentencePiece model");
+  if (options_.output_format == TextFormat::text && !target_spm_)
+    throw ConfigError("text output needs the target SentencePiece model");
+  scorer_ = std::make_unique<EnsembleScorer>(models_);
+  const nn::ModelConfig& c = models_.front()->config();
+  ids_ = special_ids(c);
+  source_vocab_ = c.vocab_size_src;
+  for (const auto* m : models_) source_vocab_ = std::min(source_vocab_, m->config().vocab_size_src);
+  // A source may be at most max_positions long (with </s>) in every model.
+  for (const auto* m : models_) options_.max_src_len = std::min(options_.max_src_len, m->config().max_positions - 1);
+  if (options_.search.attention == false) options_.search.attention = options_.alignment != AlignmentFormat::none;
+}
+
+std::vector<int32_t> Translator::encode(const std::string& line, const std::string& where) const {
+  std::vector<int32_t> ids;
+  if (options_.input_format == TextFormat::text) {
+    std::vector<int> v;
+    source_spm_->encode_ids(line, v);
+    ids.assign(v.begin(), v.end());
+    return ids;
+  }
+  std::istringstream words(line);
+  for (std::string w; words >> w;) {
+    if (options_.input_format == TextFormat::pieces) {
+      ids.push_back(source_spm_ ? source_spm_->piece_to_id(w) : ids_.pad);
+      continue;
+    }
+    int32_t id = -1;
+    auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), id);
+    if (ec != std::errc() || end != w.data() + w.size() || id < 0 || id >= source_vocab_)
+      throw FormatError(where + ": '" + w + "' is not a source id in [0, " + std::to_string(source_vocab_) + ")");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+std::string Translator::render(const std::vector<int32_t>& tokens) const {
+  if (options_.output_format == TextFormat::text) return target_spm_->decode_ids({tokens.begin(), tokens.end()});
+  std::string s;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (i) s += ' ';
+    s += options_.output_format == TextFormat::ids || !target_spm_ ? std::to_string(tokens[i])
+                                                                    : target_spm_->id_to_piece(tokens[i]);
+  }
+  return s;
+}
+
+std::string Translator::alignment(const Hypothesis& h, int source_size) const {
+  const int T = static_cast<int>(h.tokens.size()) + 1;
+  if (h.attention.size() != static_cast<size_t>(T) * source_size) return {};
+  std::string s;
+  char buf[32];
+  for (int t = 0; t < T; ++t) {
+    const float* row = h.attention.data() + static_cast<size_t>(t) * source_size;
+    if (options_.alignment == AlignmentFormat::hard) {
+      if (t == T - 1 || source_size < 2) continue;  // </s> on either side is not aligned
+      const int best = static_cast<int>(std::max_element(row, row + source_size - 1) - row);
+      if (!s.empty()) s += ' ';
+      s += std::to_string(best) + "-" + std::to_string(t);
+    } else {
+      if (t) s += ' ';
+      for (int i = 0; i < source_size; ++i) {
+        std::snprintf(buf, sizeof buf, i ? ",%.6g" : "%.6g", static_cast<double>(row[i]));
+        s += buf;
+      }
+    }
+  }
+  return s;
+}
+
+size_t Translator::run(util::LineReader& in, const TranslatorOutput& out) {
+  const size_t window_lines = options_.flush ? 1 : static_cast<size_t>(options_.window) * options_.batch_size;
+  std::vector<Pending> window;
+  std::string line;
+  size_t lines = 0;
+  while (in.next(line)) {
+    const std::string where = in.name() + ":" + std::to_string(in.line_number());
+    Pending p;
+    p.line = lines++;
+    size_t bad = 0;
+    if (options_.input_format != TextFormat::ids && !util::is_valid_utf8(line, &bad)) {
+      const std::string what = where + ": invalid UTF-8 at byte " + std::to_string(bad + 1);
+      if (!options_.skip_invalid)
+        throw FormatError(what, "fix the input's encoding, or pass " + options_.skip_invalid_name +
+                                    " to write an empty line for it");
+      if (out.warn) out.warn(what + "; writing an empty line");
+    } else if (line.find_first_not_of(" \t\r") != std::string::npos) {
+      p.source = encode(line, where);
+      if (static_cast<int>(p.source.size()) > options_.max_src_len) {
+        if (out.warn)
+          out.warn(where + ": " + std::to_string(p.source.size()) + " source pieces, truncated to " +
+                   std::to_string(options_.max_src_len) + " (" + options_.max_src_len_name + ")");
+        p.source.resize(static_cast<size_t>(options_.max_src_len));
+      }
+      p.source.push_back(ids_.eos);
+      p.translate = true;
+    }
+    window.push_back(std::move(p));
+    if (window.size() >= window_lines) translate_window(window, out);
+  }
+  translate_window(window, out);
+  return lines;
+}
+
+void Translator::translate_window(std::vector<Pending>& window, const TranslatorOutput& out) {
+  if (window.empty()) return;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < window.size(); ++i)
+    if (window[i].translate) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return window[a].source.size() < window[b].source.size(); });
+  std::vector<std::vector<Hypothesis>> results(window.size());
+  for (size_t i = 0; i < order.size();) {
+    std::vector<std::vector<int32_t>> batch;
+    size_t longest = 0, j = i;
+    for (; j < order.size() && batch.size() < static_cast<size_t>(options_.batch_size); ++j) {
+      const size_t len = std::max(longest, window[order[j]].source.size());
+      if (options_.batch_tokens > 0 && !batch.empty() &&
+          len * (batch.size() + 1) > static_cast<size_t>(options_.batch_tokens))
+        break;
+      longest = len;
+      batch.push_back(window[order[j]].source);
+    }
+    auto r = search(*scorer_, batch, options_.search, ids_);
+    for (size_t k = 0; k < r.size(); ++k) results[order[i + k]] = std::move(r[k]);
+    i = j;
+  }
+  const bool nbest = options_.search.nbest > 1;
+  char buf[32];
+  for (size_t i = 0; i < window.size(); ++i) {
+    const Pending& p = window[i];
+    std::string text;
+    const auto& hyps = results[i];
+    const int source_size = static_cast<int>(p.source.size());
+    if (nbest) {
+      const size_t n = p.translate ? hyps.size() : 1;
+      for (size_t k = 0; k < n; ++k) {
+        std::snprintf(buf, sizeof buf, "%.6f", p.translate ? static_cast<double>(hyps[k].score) : 0.0);
+        text += std::to_string(p.line) + " ||| " + (p.translate ? render(hyps[k].tokens) : "") + " ||| " + buf;
+        if (options_.alignment != AlignmentFormat::none)
+          text += " ||| " + (p.translate ? alignment(hyps[k], source_size) : "");
+        text += '\n';
+      }
+    } else {
+      if (p.translate) {
+        text = render(hyps.front().tokens);
+        if (options_.alignment != AlignmentFormat::none) text += " ||| " + alignment(hyps.front(), source_size);
+      }
+      text += '\n';
+    }
+    out.text(text);
+    if (out.scores) {
+      std::snprintf(buf, sizeof buf, "%.6f\n", p.translate ? static_cast<double>(hyps.front().score) : 0.0);
+      out.scores(buf);
+    }
+  }
+  window.clear();
+  if (out.flush) out.flush();
+}
+
+}  // namespace tt::decode

@@ -1,0 +1,85 @@
+// The batched translation pipeline behind tt-translate: lines in (text, SentencePiece pieces or ids),
+// lines out, one per line, in input order. Lines are read a window at a time (window * batch_size
+// sentences), sorted by length within the window, cut into batches of at most batch_size sentences and
+// batch_tokens padded source tokens, searched, and written back in input order — memory stays flat on any
+// input size. flush: each line is translated and written as soon as it is read. Empty line -> empty line.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/spm_tokenizer.h"
+#include "decode/search.h"
+#include "nn/transformer.h"
+#include "util/text_io.h"
+
+namespace tt::decode {
+
+enum class TextFormat { text, pieces, ids };
+enum class AlignmentFormat { none, hard, soft };
+
+TextFormat parse_text_format(const std::string& name);  // text, pieces, ids
+AlignmentFormat parse_alignment_format(const std::string& name);  // none, hard, soft
+
+struct TranslatorOptions {
+  SearchOptions search;
+  TextFormat input_format = TextFormat::text;
+  TextFormat output_format = TextFormat::text;
+  int batch_size = 32;
+  int batch_tokens = 0;  // 0: no limit
+  int window = 16;       // batches per sorting window
+  int max_src_len = 256;  // pieces (without </s>); longer lines are truncated with a warning
+  bool flush = false;
+  bool skip_invalid = false;  // invalid UTF-8: warn and write an empty line instead of failing
+  AlignmentFormat alignment = AlignmentFormat::none;
+  // How messages name the options (a tool passes its flags: "--max-src-len").
+  std::string max_src_len_name = "max_src_len";
+  std::string skip_invalid_name = "skip_invalid";
+};
+
+struct TranslatorOutput {
+  std::function<void(const std::string&)> text;    // one output line at a time, with its '\n'
+  std::function<void(const std::string&)> scores;  // the best score of each line, with '\n' (may be empty)
+  std::function<void(const std::string&)> warn;    // warnings, one message each
+  std::function<void()> flush;                     // after each window (or line, with flush)
+};
+
+class Translator {
+ public:
+  // models: one or more (an ensemble); target vocabulary checked. The tokenizers are needed for text
+  // input / output only (may be null otherwise). Keeps references: they must outlive the translator.
+  Translator(const std::vector<nn::Transformer*>& models, const data::SpmTokenizer* source_spm,
+             const data::SpmTokenizer* target_spm, TranslatorOptions options);
+
+  // Translates every line of `in`; returns the number of lines read.
+  size_t run(util::LineReader& in, const TranslatorOutput& out);
+
+  // The source ids of one input line (without </s>); throws tt::FormatError naming `where` for bad input.
+  std::vector<int32_t> encode(const std::string& line, const std::string& where) const;
+  // A hypothesis in the output format (no alignment, no newline).
+  std::string render(const std::vector<int32_t>& tokens) const;
+  // Marian's alignment formats over `source_size` source ids (incl. </s>): hard "s-t s-t ..." (argmax
+  // source piece of each target piece, </s> left out on both sides), soft: one comma-separated row of
+  // source weights per target token (incl. </s>), rows separated by spaces.
+  std::string alignment(const Hypothesis& h, int source_size) const;
+
+ private:
+  struct Pending {
+    size_t line = 0;  // 0-based
+    bool translate = false;
+    std::vector<int32_t> source;  // with </s>
+  };
+  void translate_window(std::vector<Pending>& window, const TranslatorOutput& out);
+
+  std::vector<nn::Transformer*> models_;
+  const data::SpmTokenizer* source_spm_;
+  const data::SpmTokenizer* target_spm_;
+  TranslatorOptions options_;
+  std::unique_ptr<EnsembleScorer> scorer_;
+  SpecialIds ids_;
+  int source_vocab_ = 0;
+};
+
+}  // namespace tt::decode

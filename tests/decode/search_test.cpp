@@ -1,0 +1,166 @@
+// Beam search: length penalties on worked numbers, a hand-written scorer whose best sequence is known
+// (beam finds it, greedy does not), n-best order, length limits, batching, errors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+
+#include "decode/search.h"
+#include "util/error.h"
+
+using namespace tt;
+using decode::Hypothesis;
+using decode::LengthPenalty;
+using decode::SearchOptions;
+
+TEST_CASE("length penalties on worked numbers", "[decode][search]") {
+  CHECK(decode::length_penalty(LengthPenalty::gnmt, 0.6f, 10) == Approx(1.7328621));  // (15/6)^0.6
+  CHECK(decode::length_penalty(LengthPenalty::gnmt, 0.6f, 1) == Approx(1.0));          // (6/6)^0.6
+  CHECK(decode::length_penalty(LengthPenalty::gnmt, 1.0f, 7) == Approx(2.0));          // 12/6
+  CHECK(decode::length_penalty(LengthPenalty::power, 0.6f, 10) == Approx(3.9810717));  // 10^0.6
+  CHECK(decode::length_penalty(LengthPenalty::power, 1.0f, 4) == Approx(4.0));
+  CHECK(decode::length_penalty(LengthPenalty::none, 0.6f, 10) == 1.0f);
+  CHECK(decode::normalized_score(LengthPenalty::power, 1.0f, -6.0f, 3) == Approx(-2.0));
+  CHECK(decode::parse_length_penalty("power") == LengthPenalty::power);
+  CHECK_THROWS_WITH(decode::parse_length_penalty("wu"), Catch::Contains("none, gnmt or power"));
+}
+
+namespace {
+
+// Vocabulary: 0 pad, 1 unk, 2 bos, 3 eos, 4 A, 5 B. For source {4, eos}:
+//   after bos:  A 0.6, B 0.4        after A: eos, A, B 1/3 each      after B: eos 1
+//   after two tokens: eos 1
+// Greedy takes A (0.6) then eos (1/3, ties go to the lower id): "A", p = 0.2. The best sequence is "B"
+// (p = 0.4). Source {5, eos} swaps the roles of A and B.
+class ToyScorer final : public decode::StepScorer {
+ public:
+  int steps = 0;
+  std::vector<int> rows_per_step;
+  int vocab_size() const override { return 6; }
+  int max_positions() const override { return 50; }
+  void start(const std::vector<std::vector<int32_t>>& sources, int, int) override {
+    rows_.clear();
+    for (const auto& s : sources) rows_.push_back({s[0] == 5, {}});
+  }
+  void step(std::vector<float>& lp, std::vector<float>* attention, const std::vector<int32_t>& tokens) override {
+    REQUIRE(tokens.size() == rows_.size());
+    ++steps;
+    rows_per_step.push_back(static_cast<int>(tokens.size()));
+    lp.assign(tokens.size() * 6, -30.0f);
+    for (size_t r = 0; r < tokens.size(); ++r) {
+      Row& row = rows_[r];
+      if (tokens[r] != 2) row.history.push_back(swap(row, tokens[r]));
+      float* p = &lp[r * 6];
+      const auto& h = row.history;
+      if (h.empty()) {
+        p[swap(row, 4)] = std::log(0.6f);
+        p[swap(row, 5)] = std::log(0.4f);
+      } else if (h.size() == 1 && h[0] == 4) {
+        p[3] = p[4] = p[5] = std::log(1.0f / 3.0f);
+      } else {
+        p[3] = 0.0f;
+      }
+    }
+    if (attention) attention->assign(tokens.size() * 2, 0.5f);
+  }
+  void reorder(const std::vector<int32_t>& index) override {
+    std::vector<Row> next;
+    for (int32_t i : index) next.push_back(rows_[static_cast<size_t>(i)]);
+    rows_ = next;
+  }
+
+ private:
+  struct Row {
+    bool swapped;
+    std::vector<int32_t> history;  // in the unswapped alphabet
+  };
+  static int32_t swap(const Row& r, int32_t t) { return r.swapped && (t == 4 || t == 5) ? 9 - t : t; }
+  std::vector<Row> rows_;
+};
+
+SearchOptions toy_options(int beam, int nbest = 1) {
+  SearchOptions o;
+  o.beam = beam;
+  o.nbest = nbest;
+  o.length_penalty = LengthPenalty::none;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("beam search finds the best sequence that greedy misses", "[decode][search]") {
+  ToyScorer toy;
+  auto greedy = decode::search(toy, {{4, 3}}, toy_options(1));
+  REQUIRE(greedy[0].size() == 1);
+  CHECK(greedy[0][0].tokens == std::vector<int32_t>{4});
+  CHECK(greedy[0][0].log_prob == Approx(std::log(0.2)));
+  auto beam = decode::search(toy, {{4, 3}}, toy_options(2));
+  CHECK(beam[0][0].tokens == std::vector<int32_t>{5});
+  CHECK(beam[0][0].log_prob == Approx(std::log(0.4)));
+  CHECK(beam[0][0].score == beam[0][0].log_prob);  // no length penalty
+}
+
+TEST_CASE("n-best lists come best first with their scores", "[decode][search]") {
+  ToyScorer toy;
+  auto r = decode::search(toy, {{4, 3}}, toy_options(3, 3));
+  REQUIRE(r[0].size() == 3);
+  CHECK(r[0][0].tokens == std::vector<int32_t>{5});     // 0.4
+  CHECK(r[0][1].tokens == std::vector<int32_t>{4});     // 0.6 * 1/3 = 0.2
+  CHECK(r[0][2].tokens == std::vector<int32_t>{4, 4});  // 0.2, after "A" by the tie rule (longer, same p)
+  CHECK(r[0][1].log_prob == Approx(std::log(0.2)));
+  CHECK(r[0][2].log_prob == Approx(std::log(0.2)));
+  for (size_t i = 1; i < r[0].size(); ++i) CHECK(r[0][i - 1].score >= r[0][i].score);
+  // A length penalty reranks: power alpha 1 divides by L (with </s>): "B" -0.916/2, "A A" -1.609/3 = -0.536,
+  // "A" -1.609/2 = -0.805
+  SearchOptions o = toy_options(3, 3);
+  o.length_penalty = LengthPenalty::power;
+  o.alpha = 1.0f;
+  r = decode::search(toy, {{4, 3}}, o);
+  REQUIRE(r[0].size() == 3);
+  CHECK(r[0][0].tokens == std::vector<int32_t>{5});
+  CHECK(r[0][1].tokens == std::vector<int32_t>{4, 4});
+  CHECK(r[0][1].score == Approx(std::log(0.2) / 3));
+  CHECK(r[0][2].tokens == std::vector<int32_t>{4});
+}
+
+TEST_CASE("sentences in one batch are searched independently and finished ones leave it", "[decode][search]") {
+  ToyScorer toy;
+  auto together = decode::search(toy, {{4, 3}, {3}, {5, 3}, {}}, toy_options(2));
+  REQUIRE(together.size() == 4);
+  CHECK(together[0][0].tokens == std::vector<int32_t>{5});
+  CHECK(together[2][0].tokens == std::vector<int32_t>{4});  // the swapped sentence
+  CHECK(together[1].size() == 1);                           // empty sources: one empty hypothesis
+  CHECK(together[1][0].tokens.empty());
+  CHECK(together[3][0].tokens.empty());
+  CHECK(toy.rows_per_step.front() == 2);  // the empty sources never reach the scorer
+  auto alone = decode::search(toy, {{5, 3}}, toy_options(2));
+  CHECK(alone[0][0].tokens == together[2][0].tokens);
+  CHECK(alone[0][0].score == together[2][0].score);
+}
+
+TEST_CASE("max and min length", "[decode][search]") {
+  ToyScorer toy;
+  SearchOptions o = toy_options(3, 3);
+  o.max_len_a = 0.0f;
+  o.max_len_b = 1;
+  auto r = decode::search(toy, {{4, 3}}, o);
+  for (const auto& h : r[0]) CHECK(h.tokens.size() <= 1);
+  o = toy_options(2);
+  o.min_len = 2;  // "B" then forced past eos: after B only eos is likely, so B B (p 0.4 * e^-30) loses to A A
+  r = decode::search(toy, {{4, 3}}, o);
+  CHECK(r[0][0].tokens.size() >= 2);
+  CHECK(r[0][0].tokens == std::vector<int32_t>{4, 4});
+}
+
+TEST_CASE("search options out of range are errors naming the option", "[decode][search]") {
+  ToyScorer toy;
+  SearchOptions o;
+  o.beam = 0;
+  CHECK_THROWS_WITH(decode::search(toy, {{4, 3}}, o), Catch::Contains("beam size 0"));
+  o.beam = 2;
+  o.nbest = 3;
+  CHECK_THROWS_WITH(decode::search(toy, {{4, 3}}, o), Catch::Contains("nbest 3"));
+  o.nbest = 1;
+  o.max_len_b = -1;
+  CHECK_THROWS_WITH(decode::search(toy, {{4, 3}}, o), Catch::Contains("b >= 0"));
+}

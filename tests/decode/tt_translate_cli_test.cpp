@@ -1,0 +1,136 @@
+// tt-translate as a user runs it: pipes, batch-size invariance of the output bytes, formats, errors.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <sstream>
+
+#include "data/spm_tokenizer.h"
+#include "decode/trained_fixture.h"
+#include "support/run_command.h"
+
+using namespace tt;
+using test::quoted;
+using test::run_command;
+using test::tool;
+
+namespace {
+
+std::string translate_cmd(const std::string& flags, int threads = 1) {
+  return tool("tt-translate") + " -m " + quoted(test::trained_fixture().model_dir) + " --threads " +
+         std::to_string(threads) + " --max-len-b 5 " + flags;
+}
+
+std::string fixture_input(size_t n) {
+  std::string in;
+  const auto& lines = test::trained_fixture().lines;
+  for (size_t i = 0; i < n && i < lines.size(); ++i) in += lines[i] + "\n";
+  return in;
+}
+
+size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("tt-translate: line per line, empty lines kept, same bytes for any batch size", "[decode][cli]") {
+  std::string in = fixture_input(30);
+  const size_t cut = in.find('\n') + 1;  // an empty second line (append: GCC 12 -Wrestrict false positive)
+  std::string with_empty = in.substr(0, cut);
+  with_empty.append(1, '\n').append(in, cut, std::string::npos);
+  in = with_empty;
+  auto a = run_command(translate_cmd("--batch-size 1"), in);
+  REQUIRE(a.status == 0);
+  CHECK(count_lines(a.out) == count_lines(in));
+  std::istringstream lines(a.out);
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  CHECK(second.empty());
+  CHECK(a.err.find("beam 4") != std::string::npos);  // the header names what runs
+  CHECK(a.err.find("1 thread") != std::string::npos);
+  auto b = run_command(translate_cmd("--batch-size 7 --window 2 -q"), in);
+  REQUIRE(b.status == 0);
+  CHECK(b.out == a.out);
+  CHECK(b.err.empty());
+  auto c = run_command(translate_cmd("--batch-tokens 40", 2), in);
+  CHECK(c.status == 0);
+  CHECK(c.out == a.out);
+  auto d = run_command(translate_cmd("--flush"), in);
+  CHECK(d.out == a.out);
+}
+
+TEST_CASE("tt-translate: n-best in Moses format, scores, ids, alignments", "[decode][cli]") {
+  const std::string in = fixture_input(3);
+  auto r = run_command(translate_cmd("--beam 3 --nbest 3 -q"), in);
+  REQUIRE(r.status == 0);
+  CHECK(count_lines(r.out) == 9);
+  const std::regex moses(R"((\d+) \|\|\| [^\n]* \|\|\| (-?[0-9.]+))");
+  std::istringstream lines(r.out);
+  std::string line;
+  int n = 0;
+  double previous = 0;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    REQUIRE(std::regex_match(line, m, moses));
+    CHECK(std::stoi(m[1]) == n / 3);
+    const double score = std::stod(m[2]);
+    if (n % 3) CHECK(score <= previous);  // best first
+    previous = score;
+    ++n;
+  }
+  auto s = run_command(translate_cmd("-q --scores"), in);
+  CHECK(count_lines(s.err) == 3);
+  auto ids = run_command(translate_cmd("-q --output-format ids"), in);
+  CHECK(std::regex_match(ids.out, std::regex(R"(([0-9]+( [0-9]+)*)?\n(([0-9]+( [0-9]+)*)?\n){2})")));
+  // ids in give what text in gives
+  auto spm = data::SpmTokenizer::load(test::trained_fixture().model_dir + "/spm.model");
+  std::string id_lines;
+  for (const auto& l : test::trained_fixture().lines) {
+    if (id_lines.size() > 0 && std::count(id_lines.begin(), id_lines.end(), '\n') == 3) break;
+    for (int id : spm.encode_ids(l)) id_lines.append(std::to_string(id)).append(1, ' ');
+    id_lines.append(1, '\n');
+  }
+  auto from_ids = run_command(translate_cmd("-q --input-format ids --output-format ids"), id_lines);
+  CHECK(from_ids.status == 0);
+  CHECK(from_ids.out == ids.out);
+  auto hard = run_command(translate_cmd("-q --alignment hard"), in);
+  CHECK(std::regex_search(hard.out, std::regex(R"(\|\|\| [0-9]+-0( [0-9]+-[0-9]+)*\n)")));
+  auto soft = run_command(translate_cmd("-q --alignment soft"), "a b\n");
+  CHECK(std::regex_match(soft.out, std::regex(R"([^|]* \|\|\| [0-9.e-]+(,[0-9.e-]+)*( [0-9.e-]+(,[0-9.e-]+)*)*\n)")));
+}
+
+TEST_CASE("tt-translate: pipes and errors", "[decode][cli]") {
+  const std::string in = fixture_input(200);
+  auto head = run_command(translate_cmd("-q --batch-size 2 --window 1") + " | head -1", in);
+  CHECK(head.status == 0);
+  CHECK(count_lines(head.out) == 1);
+  CHECK(head.err.empty());  // EPIPE is quiet
+
+  auto missing = run_command(tool("tt-translate") + " -m /nonexistent/model", "x\n");
+  CHECK(missing.status == 1);
+  CHECK(missing.err.find("/nonexistent/model") != std::string::npos);
+  CHECK(run_command(translate_cmd("--beam 0"), "x\n").status == 2);
+  CHECK(run_command(translate_cmd("--no-such-flag"), "x\n").status == 2);
+  auto nbest = run_command(translate_cmd("--beam 2 --nbest 3"), "x\n");
+  CHECK(nbest.status == 1);
+  CHECK(nbest.err.find("--nbest 3") != std::string::npos);
+
+  const std::string bad = "good line\nbad \xff line\n";
+  auto invalid = run_command(translate_cmd(""), bad);
+  CHECK(invalid.status == 1);
+  CHECK(invalid.err.find("<stdin>:2") != std::string::npos);
+  CHECK(invalid.err.find("--skip-invalid") != std::string::npos);
+  auto skipped = run_command(translate_cmd("--skip-invalid"), bad);
+  CHECK(skipped.status == 0);
+  CHECK(count_lines(skipped.out) == 2);
+  CHECK(skipped.out.substr(skipped.out.size() - 2) == "\n\n");
+  CHECK(skipped.err.find("<stdin>:2") != std::string::npos);
+
+  auto truncated = run_command(translate_cmd("--max-src-len 3"), "a\nA man in a blue shirt is standing on a ladder.\n");
+  CHECK(truncated.status == 0);
+  CHECK(truncated.err.find("<stdin>:2") != std::string::npos);
+  CHECK(truncated.err.find("truncated to 3") != std::string::npos);
+  CHECK(truncated.err.find("<stdin>:1:") == std::string::npos);
+  auto ids = run_command(translate_cmd("--input-format ids"), "4 5 99999\n");
+  CHECK(ids.status == 1);
+  CHECK(ids.err.find("<stdin>:1") != std::string::npos);
+}

@@ -1,0 +1,163 @@
+// tt-translate: text in on stdin, translations out on stdout, one line per line, with batched beam search
+// over one model directory or an ensemble (-m a b c). See man tt-translate.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "cli/app.h"
+#include "cli/common_options.h"
+#include "cli/run_tool.h"
+#include "data/spm_tokenizer.h"
+#include "decode/translator.h"
+#include "io/model_dir.h"
+#include "io/model_vocab.h"
+#include "nn/transformer.h"
+#include "util/error.h"
+#include "util/text_io.h"
+
+namespace {
+
+struct Flags {
+  std::vector<std::string> models;
+  std::string input = "-";
+  std::string input_format = "text", output_format = "text";
+  std::string length_penalty = "gnmt";
+  std::string alignment = "none";
+  std::string scores_file;
+  bool scores = false;
+};
+
+// The first model's SentencePiece files; every other member must carry the same target model.
+struct Vocab {
+  std::optional<tt::data::SpmTokenizer> source, target;
+};
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+int translate_main(int argc, char** argv) {
+  CLI::App app{"Translate text with a tt model: lines on stdin, translations on stdout."};
+  tt::cli::configure_app(app, "tt-translate");
+  Flags f;
+  tt::decode::TranslatorOptions o;
+  tt::cli::CommonOptions common;
+  app.add_option("-m,--model", f.models, "Model directory (several: an ensemble)")->required()->expected(1, -1);
+  app.add_option("-i,--input", f.input, "Input file ('-': stdin)");
+  app.add_option("--input-format", f.input_format, "Input lines: text, pieces or ids")
+      ->check(CLI::IsMember({"text", "pieces", "ids"}));
+  app.add_option("--output-format", f.output_format, "Output lines: text, pieces or ids")
+      ->check(CLI::IsMember({"text", "pieces", "ids"}));
+  const std::string s = "Search";
+  app.add_option("--beam", o.search.beam, "Beam size (1: greedy)")->check(CLI::Range(1, 1024))->group(s);
+  app.add_option("--length-penalty", f.length_penalty, "gnmt ((5+L)/6)^alpha, power (L^alpha) or none")
+      ->check(CLI::IsMember({"gnmt", "power", "none"}))->group(s);
+  app.add_option("--alpha", o.search.alpha, "Length-penalty exponent")->group(s);
+  app.add_option("--max-len-a", o.search.max_len_a, "Max target length: a * source length + b")
+      ->check(CLI::NonNegativeNumber)->group(s);
+  app.add_option("--max-len-b", o.search.max_len_b, "Max target length: a * source length + b")
+      ->check(CLI::NonNegativeNumber)->group(s);
+  app.add_option("--min-len", o.search.min_len, "Min target length (pieces, without </s>)")
+      ->check(CLI::NonNegativeNumber)->group(s);
+  app.add_option("--nbest", o.search.nbest, "Print the N best per line (Moses format; N <= beam)")
+      ->check(CLI::Range(1, 1024))->group(s);
+  const std::string g = "Output";
+  app.add_flag("--scores", f.scores, "Print the score of each line on stderr")->group(g);
+  app.add_option("--scores-file", f.scores_file, "Write the score of each line to FILE")->group(g);
+  app.add_option("--alignment", f.alignment, "Append ' ||| ' and alignments: hard or soft (Marian's formats)")
+      ->check(CLI::IsMember({"none", "hard", "soft"}))->group(g);
+  const std::string b = "Batching";
+  app.add_option("--batch-size", o.batch_size, "Sentences per batch")->check(CLI::Range(1, 1 << 20))->group(b);
+  app.add_option("--batch-tokens", o.batch_tokens, "Padded source tokens per batch (0: no limit)")
+      ->check(CLI::NonNegativeNumber)->group(b);
+  app.add_option("--window", o.window, "Batches per length-sorting window")->check(CLI::Range(1, 1 << 20))->group(b);
+  app.add_option("--max-src-len", o.max_src_len, "Truncate longer inputs (pieces) with a warning")
+      ->check(CLI::Range(1, 1 << 20))->group(b);
+  app.add_flag("--flush", o.flush, "Translate and print each line as soon as it is read")->group(b);
+  app.add_flag("--skip-invalid", o.skip_invalid, "Invalid UTF-8: warn and print an empty line")->group(b);
+  tt::cli::add_threads_option(app, common);
+  tt::cli::add_device_option(app, common);
+  tt::cli::add_quiet_flag(app, common);
+  tt::cli::parse(app, argc, argv);
+
+  o.search.length_penalty = tt::decode::parse_length_penalty(f.length_penalty);
+  o.input_format = tt::decode::parse_text_format(f.input_format);
+  o.output_format = tt::decode::parse_text_format(f.output_format);
+  o.alignment = tt::decode::parse_alignment_format(f.alignment);
+  o.max_src_len_name = "--max-src-len";
+  o.skip_invalid_name = "--skip-invalid";
+  if (o.search.nbest > o.search.beam)
+    throw tt::ConfigError("--nbest " + std::to_string(o.search.nbest) + " exceeds --beam " +
+                          std::to_string(o.search.beam), "raise --beam to at least --nbest");
+  if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;  // interactive: line at a time
+
+  auto backend = tt::backend::make_backend(common.device, common.threads);
+  const bool invariant = backend->set_row_invariant(true);
+  std::vector<std::unique_ptr<tt::nn::Transformer>> owned;
+  std::vector<tt::nn::Transformer*> models;
+  Vocab vocab;
+  std::string target_spm_bytes;
+  for (size_t i = 0; i < f.models.size(); ++i) {
+    nlohmann::json full;
+    const tt::nn::ModelConfig config = tt::io::load_model_config(f.models[i], &full);
+    owned.push_back(std::make_unique<tt::nn::Transformer>(config, *backend));
+    tt::io::load_model_weights(f.models[i], owned.back()->params());
+    models.push_back(owned.back().get());
+    const bool needs_spm = o.input_format != tt::decode::TextFormat::ids ||
+                           o.output_format != tt::decode::TextFormat::ids;
+    if (!needs_spm) continue;
+    const tt::io::VocabFiles files = tt::io::vocab_files(f.models[i], full);
+    if (i == 0) {
+      vocab.source = tt::data::SpmTokenizer::load(files.source);
+      vocab.target = tt::data::SpmTokenizer::load(files.target);
+      target_spm_bytes = file_bytes(files.target);
+    } else if (file_bytes(files.target) != target_spm_bytes) {
+      throw tt::ConfigError(f.models[i] + ": its target SentencePiece model differs from " + f.models[0] + "'s",
+                            "ensemble only models trained with the same target vocabulary");
+    }
+  }
+  tt::decode::Translator translator(models, vocab.source ? &*vocab.source : nullptr,
+                                    vocab.target ? &*vocab.target : nullptr, o);
+
+  if (!common.quiet) {
+    std::fprintf(stderr, "tt-translate: %s, compute float32, %zu model%s, beam %d, length penalty %s (alpha %g)%s\n",
+                 backend->name().c_str(), models.size(), models.size() == 1 ? "" : "s", o.search.beam,
+                 f.length_penalty.c_str(), static_cast<double>(o.search.alpha),
+                 invariant ? ", batch-invariant" : "");
+    if (!invariant)
+      std::fprintf(stderr, "tt-translate: note: on this device outputs may depend on --batch-size\n");
+  }
+  std::ofstream scores_out;
+  if (!f.scores_file.empty()) {
+    scores_out.open(f.scores_file);
+    if (!scores_out) throw tt::IoError("cannot write " + f.scores_file);
+  }
+  tt::decode::TranslatorOutput out;
+  out.text = [](const std::string& t) { tt::util::write_stdout(t); };
+  if (!f.scores_file.empty())
+    out.scores = [&](const std::string& t) { scores_out << t; };
+  else if (f.scores)
+    out.scores = [](const std::string& t) { std::fputs(t.c_str(), stderr); };
+  out.warn = [&](const std::string& w) {
+    if (!common.quiet) std::fprintf(stderr, "tt-translate: warning: %s\n", w.c_str());
+  };
+  out.flush = [] { tt::util::flush_stdout(); };
+  tt::util::LineReader in(f.input);
+  translator.run(in, out);
+  tt::util::flush_stdout();
+  if (scores_out.is_open() && !scores_out.flush()) throw tt::IoError("cannot write " + f.scores_file);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return tt::cli::run_tool("tt-translate", argc, argv, &translate_main); }
