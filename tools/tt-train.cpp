@@ -30,8 +30,10 @@
 #include "train/run_config.h"
 #include "train/synthetic.h"
 #include "train/training_run.h"
+#include "train/valid_bleu.h"
 #include "util/atomic_file.h"
 #include "util/signals.h"
+#include "util/text_io.h"
 #include "util/error.h"
 
 namespace {
@@ -170,7 +172,7 @@ const std::map<std::string, std::vector<std::string>> trajectory_flags = {
     {"--lr-scale", {"lr_scale", "lr_schedule"}}, {"--lr", {"lr", "lr_schedule"}}, {"--seed", {"seed"}}};
 // Flags a resumed run may change.
 const std::map<std::string, std::vector<std::string>> free_flags = {
-    {"--valid", {"valid_src", "valid_tgt"}}, {"--max-steps", {"max_steps"}}, {"--max-epochs", {"max_epochs"}},
+    {"--valid", {"valid_src", "valid_tgt"}}, {"--valid-metric", {"valid_metric"}}, {"--max-steps", {"max_steps"}}, {"--max-epochs", {"max_epochs"}},
     {"--time-limit", {"time_limit_s"}}, {"--early-stop", {"early_stop"}}, {"--valid-every", {"valid_every"}},
     {"--save-every", {"save_every"}}, {"--save-minutes", {"save_minutes"}}, {"--keep-last", {"keep_last"}},
     {"--report-every", {"report_every"}}, {"--log", {"log"}}};
@@ -240,10 +242,11 @@ class Progress {
                     j["ppl"].get<double>(), j["lr"].get<double>(), j["tgt_tok_s"].get<double>(),
                     fmt_duration(j["elapsed_s"].get<double>()).c_str());
     } else if (type == "valid") {
-      std::snprintf(line, sizeof line, "valid step %lld  loss %.4f  ppl %.2f%s%s  -> %s%s", j["step"].get<long long>(),
-                    j["loss"].get<double>(), j["ppl"].get<double>(), j.contains("bleu") ? "  bleu " : "",
-                    j.contains("bleu") ? std::to_string(j["bleu"].get<double>()).substr(0, 5).c_str() : "",
-                    j["checkpoint"].get<std::string>().c_str(), j["best"].get<bool>() ? " (best)" : "");
+      char bleu[32] = "";
+      if (j.contains("bleu")) std::snprintf(bleu, sizeof bleu, "  bleu %.2f", j["bleu"].get<double>());
+      std::snprintf(line, sizeof line, "valid step %lld  loss %.4f  ppl %.2f%s  -> %s%s", j["step"].get<long long>(),
+                    j["loss"].get<double>(), j["ppl"].get<double>(), bleu, j["checkpoint"].get<std::string>().c_str(),
+                    j["best"].get<bool>() ? " (best)" : "");
     } else if (type == "save") {
       std::snprintf(line, sizeof line, "saved %s", j["checkpoint"].get<std::string>().c_str());
     } else if (type == "end") {
@@ -414,6 +417,9 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
     valid_filter.max_len = config.max_positions - 1;
     valid_corpus = data::ParallelCorpus::load(rc.data.valid_src, rc.data.valid_tgt, src_spm, tgt_spm, valid_filter, threads);
     validator.emplace(*valid_corpus, rc.data.batch_tokens, config);
+    if (rc.valid_metric == "bleu")
+      validator->set_bleu(train::make_bleu_scorer(rc.data.valid_src, util::read_lines(rc.data.valid_tgt), src_spm,
+                                                  tgt_spm, train::ValidBleuOptions{64, threads}));
   }
 
   nn::Transformer model(config, *backend);
@@ -540,6 +546,8 @@ int train_main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->group(st);
   app.add_option("--valid-every", rc.run.valid_every, "Validate (and save) every N steps; also at the end")
       ->check(CLI::NonNegativeNumber)->group(st);
+  app.add_option("--valid-metric", rc.valid_metric, "What picks run/best and early stopping: bleu (greedy) or loss")
+      ->check(CLI::IsMember({"bleu", "loss"}))->capture_default_str()->group(st);
   app.add_option("--save-every", rc.run.save_every, "Save a checkpoint every N steps")->check(CLI::NonNegativeNumber)->group(st);
   app.add_option("--save-minutes", rc.run.save_minutes, "Save a checkpoint every M minutes (the paper: 10)")
       ->check(CLI::NonNegativeNumber)->group(st);

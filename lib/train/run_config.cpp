@@ -36,7 +36,8 @@ nlohmann::json to_json(const RunConfig& c) {
           {"save_minutes", r.save_minutes},
           {"keep_last", r.keep_last},
           {"report_every", r.report_every},
-          {"log", c.log}};
+          {"log", c.log},
+          {"valid_metric", c.valid_metric}};
 }
 
 RunConfig run_config_from_json(const nlohmann::json& j, const std::string& file) {
@@ -93,6 +94,9 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& file)
   get("keep_last", r.keep_last);
   get("report_every", r.report_every);
   get("log", c.log);
+  get("valid_metric", c.valid_metric);
+  if (c.valid_metric != "bleu" && c.valid_metric != "loss")
+    throw FormatError(file + ": unknown valid_metric '" + c.valid_metric + "' (bleu or loss)");
   return c;
 }
 

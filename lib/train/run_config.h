@@ -27,6 +27,7 @@ struct RunConfig {
   TrainerOptions trainer;
   RunOptions run;      // run_dir is not stored (a run directory may be moved)
   std::string log;     // empty: RUN/log.jsonl
+  std::string valid_metric = "bleu";  // bleu (greedy translations) or loss: what run/best and early stopping use
 };
 
 nlohmann::json to_json(const RunConfig& config);

@@ -42,7 +42,14 @@ class Run {
         elapsed_base_(state.elapsed_s) {
     checkpoint_.adam = &trainer.optimizer();
     checkpoint_.state = &state_;
-    if (validator_) state_.best_metric_name = validator_->has_bleu() ? "bleu" : "loss";
+    if (validator_) {
+      const std::string metric = validator_->has_bleu() ? "bleu" : "loss";
+      if (state_.best_metric_name != metric) {  // a resumed run that changed the metric starts its best afresh
+        state_.best_metric.reset();
+        state_.bad_validations = 0;
+      }
+      state_.best_metric_name = metric;
+    }
     if (state_.step > 0) saved_step_ = state_.step;  // resumed: that step's checkpoint exists
   }
 

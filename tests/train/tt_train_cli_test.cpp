@@ -36,9 +36,9 @@ struct Fixture {
   TmpDir dir;
   std::string spm = tt::test::train_fixture_model(dir);
   std::string en = tt::test::fixture_path("corpus.en"), de = tt::test::fixture_path("corpus.de");
-  std::string data() const {
+  std::string data(int warmup = 10) const {
     return " --train " + q(en) + " " + q(de) + " --spm " + q(spm) +
-           " --batch-tokens 150 --threads 1 --device cpu --warmup-steps 10";
+           " --batch-tokens 150 --threads 1 --device cpu --warmup-steps " + std::to_string(warmup);
   }
   std::string run(const std::string& name) const { return dir.file(name); }
 };
@@ -283,4 +283,38 @@ TEST_CASE("tt-train: --time-limit and --max-epochs stop the run", "[tt-train][ru
   CHECK(end["reason"] == "time_limit");
   CHECK(end["elapsed_s"].get<double>() >= 1.0);
   CHECK(end["elapsed_s"].get<double>() < 5.0);
+}
+
+TEST_CASE("tt-train: the validation BLEU is tt-translate --beam 1 scored by tt-bleu", "[tt-train][bleu]") {
+  Fixture fx;
+  const std::string run = fx.run("run");
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data(30) + " --valid " + q(fx.en) + " " + q(fx.de) +
+                       " --dropout 0 --max-steps 300 --valid-every 150 -q -o " + q(run));
+  REQUIRE(r.status == 0);
+  const auto log = log_records(run + "/log.jsonl");
+  const nlohmann::json& valid = log[log.size() - 2];
+  REQUIRE(valid["type"] == "valid");
+  REQUIRE(valid["step"] == 300);
+  const double bleu = valid["bleu"];
+  CHECK(bleu > 5.0);  // it has learnt something of its own training set
+  CHECK(log.back()["best_bleu"].get<double>() >= bleu - 1e-4);
+
+  // The checkpoint is all tt-translate needs; its greedy output scored by tt-bleu gives the same number.
+  const std::string hyp = fx.dir.file("hyp.txt");
+  r = run_command(tool("tt-translate") + " -m " + q(run + "/last") + " -i " + q(fx.en) + " --beam 1 --threads 1 -q > " +
+                  q(hyp));
+  REQUIRE(r.status == 0);
+  r = run_command(tool("tt-bleu") + " " + q(fx.de) + " -i " + q(hyp) + " -f json");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("\"score\""));
+  const auto scored = nlohmann::json::parse(r.out);
+  const double expected = scored.is_array() ? scored[0]["score"].get<double>() : scored["score"].get<double>();
+  CHECK(bleu == Approx(expected).margin(0.051));  // tt-bleu prints one decimal, as sacreBLEU
+
+  // --valid-metric loss: no translations, run/best by validation loss.
+  r = run_command(tool("tt-train") + tiny_model + fx.data() + " --valid " + q(fx.en) + " " + q(fx.de) +
+                  " --valid-metric loss --max-steps 4 --valid-every 2 -q -o " + q(fx.run("loss")));
+  REQUIRE(r.status == 0);
+  CHECK_FALSE(log_records(fx.run("loss") + "/log.jsonl")[1].contains("bleu"));
+  CHECK(nlohmann::json::parse(r.out).contains("best_loss"));
 }
