@@ -366,6 +366,10 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
     config = saved_config;
   } else {
     run_dir = f.config.run.run_dir;
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(fs::path(run_dir) / "last", ec)) || !train::list_checkpoints(run_dir).empty())
+      throw ConfigError(run_dir + " already holds a training run",
+                        "continue it with --resume " + run_dir + ", or give -o a new directory");
   }
   rc.run.run_dir = run_dir;
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <deque>
 
+#include "util/error.h"
+
 namespace tt::train {
 
 const char* stop_reason_name(StopReason reason) {
@@ -54,6 +56,17 @@ class Run {
   }
 
   RunResult run() {
+    try {
+      return run_loop();
+    } catch (const Error& e) {  // a diverged loss, a full disk: the log says how the run ended too
+      record({{"type", "end"}, {"step", state_.step}, {"reason", "error"}, {"message", e.what()},
+              {"elapsed_s", round_to(elapsed_base_ + session_seconds(), 3)}});
+      throw;
+    }
+  }
+
+ private:
+  RunResult run_loop() {
     RunResult result;
     std::optional<StopReason> stop = limit_reached();
     while (!stop) {
@@ -96,7 +109,6 @@ class Run {
     return result;
   }
 
- private:
   double session_seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   double epoch() const {

@@ -259,6 +259,19 @@ TEST_CASE("tt-train --train: errors name the file, flag or count; bad flags exit
   CHECK(r.status == 1);
   CHECK_THAT(r.err, Catch::Contains("--max-len 2000") && Catch::Contains("max_positions"));
 
+  // A fresh run into a directory that holds one is refused (nothing overwritten); so is a diverged loss.
+  r = run_command(t + fx.data() + " -q --max-steps 2 -o " + q(fx.run("r4")));
+  REQUIRE(r.status == 0);
+  const std::string before = listing(fx.run("r4"));
+  r = run_command(t + fx.data() + " -q --max-steps 2 -o " + q(fx.run("r4")));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("already holds a training run") && Catch::Contains("--resume"));
+  CHECK(listing(fx.run("r4")) == before);
+  r = run_command(t + fx.data(1) + " -q --lr 1e30 --max-steps 5 -o " + q(fx.run("r5")));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("step 2: the training loss is not finite"));
+  CHECK(log_records(fx.run("r5") + "/log.jsonl").back()["reason"] == "error");
+
   for (const std::string& bad : std::vector<std::string>{" --max-steps 1", " -o X --train " + q(fx.en) + " " + q(fx.de),
                                 " --time-limit 10x" + fx.data() + " -o X", fx.data() + " -o X --lr 1e-3 --lr-scale 2",
                                 fx.data() + " -o X --resume " + q(fx.dir.path())}) {
