@@ -4,7 +4,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <regex>
@@ -27,6 +26,7 @@
 #include "nn/config.h"
 #include "nn/transformer.h"
 #include "train/checkpoint.h"
+#include "train/progress_printer.h"
 #include "train/run_config.h"
 #include "train/synthetic.h"
 #include "train/training_run.h"
@@ -146,15 +146,6 @@ CLI::Validator duration_validator() {
 
 std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).lexically_normal().string(); }
 
-std::string fmt_duration(double s) {
-  char b[32];
-  const long t = static_cast<long>(s + 0.5);
-  if (t >= 3600) std::snprintf(b, sizeof b, "%ldh%02ldm", t / 3600, t / 60 % 60);
-  else if (t >= 60) std::snprintf(b, sizeof b, "%ldm%02lds", t / 60, t % 60);
-  else std::snprintf(b, sizeof b, "%lds", t);
-  return b;
-}
-
 // Options read from the command line for a corpus run, and which flags the user actually gave.
 struct CorpusFlags {
   std::vector<std::string> train, valid;
@@ -212,63 +203,6 @@ std::string config_diff(const ModelConfig& a, const ModelConfig& b) {
     if (!jb.contains(key) || jb[key] != value) out += (out.empty() ? "" : ", ") + key + ": " + value.dump() + " vs " + jb[key].dump();
   return out;
 }
-
-class Progress {
- public:
-  Progress(bool quiet, int64_t report_every) : quiet_(quiet), tty_(!quiet && ::isatty(2)), report_every_(report_every) {}
-  ~Progress() { clear(); }
-
-  void step(const tt::train::StepView& v) {
-    if (!tty_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(200)) return;
-    last_ = now;
-    char line[200];
-    std::snprintf(line, sizeof line, "\repoch %.2f  step %lld  loss %.4f  ppl %.2f  lr %.3g  %.0f tgt tok/s  ETA %s\033[K",
-                  v.epoch, static_cast<long long>(v.stats.step), v.stats.loss(), v.stats.ppl(), v.stats.lr,
-                  v.tgt_tok_s, v.eta_s < 0 ? "-" : fmt_duration(v.eta_s).c_str());
-    std::cerr << line << std::flush;
-    shown_ = true;
-  }
-
-  void record(const nlohmann::json& j) {
-    if (quiet_) return;
-    const std::string type = j["type"];
-    char line[300];
-    if (type == "train") {
-      if (tty_) return;  // the live line shows it
-      std::snprintf(line, sizeof line, "epoch %.2f  step %lld  loss %.4f  ppl %.2f  lr %.3g  %.0f tgt tok/s  %s",
-                    j["epoch"].get<double>(), j["step"].get<long long>(), j["loss"].get<double>(),
-                    j["ppl"].get<double>(), j["lr"].get<double>(), j["tgt_tok_s"].get<double>(),
-                    fmt_duration(j["elapsed_s"].get<double>()).c_str());
-    } else if (type == "valid") {
-      char bleu[32] = "";
-      if (j.contains("bleu")) std::snprintf(bleu, sizeof bleu, "  bleu %.2f", j["bleu"].get<double>());
-      std::snprintf(line, sizeof line, "valid step %lld  loss %.4f  ppl %.2f%s  -> %s%s", j["step"].get<long long>(),
-                    j["loss"].get<double>(), j["ppl"].get<double>(), bleu, j["checkpoint"].get<std::string>().c_str(),
-                    j["best"].get<bool>() ? " (best)" : "");
-    } else if (type == "save") {
-      std::snprintf(line, sizeof line, "saved %s", j["checkpoint"].get<std::string>().c_str());
-    } else if (type == "end") {
-      std::snprintf(line, sizeof line, "stopped at step %lld (%s) after %s; last checkpoint %s",
-                    j["step"].get<long long>(), j["reason"].get<std::string>().c_str(),
-                    fmt_duration(j["elapsed_s"].get<double>()).c_str(), j["checkpoint"].get<std::string>().c_str());
-    } else {
-      return;
-    }
-    clear();
-    std::cerr << "tt-train: " << line << "\n";
-  }
-
- private:
-  void clear() {
-    if (shown_) std::cerr << "\r\033[K" << std::flush;
-    shown_ = false;
-  }
-  bool quiet_, tty_, shown_ = false;
-  int64_t report_every_;
-  std::chrono::steady_clock::time_point last_{};
-};
 
 int synthetic_main(const ModelConfig& config, const tt::cli::CommonOptions& common, const std::string& init_dir,
                    const std::string& output_dir, const tt::train::SyntheticOptions& options, const std::string& task) {
@@ -472,12 +406,12 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
   contents.source_spm = source_spm;
   contents.target_spm = target_spm;
   contents.training = state.options;
-  Progress progress(common.quiet, rc.run.report_every);
+  tt::train::ProgressPrinter progress(std::cerr, common.quiet, ::isatty(2) != 0);
   train::RunCallbacks callbacks;
   callbacks.on_step = [&](const train::StepView& v) { progress.step(v); };
   callbacks.on_record = [&](const nlohmann::json& j) {
     progress.record(j);
-    if (j["type"] == "end") std::cout << j.dump() << "\n";  // the summary, for scripts
+    if (j["type"] == "end" && j["reason"] != "error") std::cout << j.dump() << "\n";  // the summary, for scripts
   };
   util::SignalGuard signals;
   const train::RunResult result = train::run_training(trainer, state, validator ? &*validator : nullptr, contents,
