@@ -1,8 +1,22 @@
 #include "train/run_config.h"
 
+#include <charconv>
+#include <cstdlib>
+
 #include "util/error.h"
 
 namespace tt::train {
+
+namespace {
+
+// A float as the double with its shortest decimal form: 0.9f is written 0.9 (people read these files).
+double json_float(float x) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
+}
+
+}  // namespace
 
 nlohmann::json to_json(const RunConfig& c) {
   const auto& d = c.data;
@@ -19,9 +33,9 @@ nlohmann::json to_json(const RunConfig& c) {
           {"batch_tokens", d.batch_tokens},
           {"accum", t.accum},
           {"clip_norm", t.clip_norm},
-          {"weight_decay", t.adam.weight_decay},
-          {"adam_betas", {t.adam.beta1, t.adam.beta2}},
-          {"adam_eps", t.adam.eps},
+          {"weight_decay", json_float(t.adam.weight_decay)},
+          {"adam_betas", {json_float(t.adam.beta1), json_float(t.adam.beta2)}},
+          {"adam_eps", json_float(t.adam.eps)},
           {"lr_schedule", t.schedule.kind == LrScheduleKind::paper ? "paper" : "inverse-sqrt"},
           {"warmup_steps", t.schedule.warmup_steps},
           {"lr_scale", t.schedule.scale},

@@ -10,6 +10,7 @@
 #include "ops/copy.h"
 #include "support/tmp_dir.h"
 #include "train/checkpoint.h"
+#include "train/run_config.h"
 #include "util/error.h"
 
 namespace fs = std::filesystem;
@@ -131,4 +132,34 @@ TEST_CASE("links are replaced atomically; pruning keeps the last K and whatever 
   size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(run)) ++entries;
   CHECK(entries == 3);  // checkpoints, best, last: no temporary links left
+}
+
+TEST_CASE("run options round-trip through JSON, floats written as people write them", "[checkpoint]") {
+  tt::train::RunConfig c;
+  c.data.train_src = "/data/train.en";
+  c.data.filter.max_len = 100;
+  c.data.filter.max_len_ratio = 1.5;
+  c.data.batch_tokens = 2048;
+  c.trainer.accum = 4;
+  c.trainer.clip_norm = 1.0;
+  c.trainer.adam.weight_decay = 0.01f;
+  c.trainer.schedule.kind = tt::train::LrScheduleKind::inverse_sqrt;
+  c.trainer.schedule.peak_lr = 7e-4;
+  c.trainer.seed = 77;
+  c.run.max_epochs = 30;
+  c.run.time_limit_s = 5400;
+  c.run.keep_last = 3;
+  c.valid_metric = "loss";
+  const nlohmann::json j = tt::train::to_json(c);
+  CHECK(j["adam_betas"].dump() == "[0.9,0.98]");
+  CHECK(j["weight_decay"].dump() == "0.01");
+  CHECK(j["lr_schedule"] == "inverse-sqrt");
+  const auto back = tt::train::run_config_from_json(j, "trainer.json");
+  CHECK(tt::train::to_json(back) == j);
+  CHECK(back.trainer.adam.beta2 == 0.98f);
+  CHECK(back.trainer.schedule.kind == tt::train::LrScheduleKind::inverse_sqrt);
+  CHECK(back.run.keep_last == 3);
+  CHECK_THROWS_WITH(tt::train::run_config_from_json({{"accum", "two"}}, "x/trainer.json"),
+                    Catch::Contains("x/trainer.json") && Catch::Contains("'accum'"));
+  CHECK_THROWS_WITH(tt::train::run_config_from_json({{"lr_schedule", "cosine"}}, "t.json"), Catch::Contains("cosine"));
 }
