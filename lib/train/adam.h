@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "nn/params.h"
 #include "tensor/tensor.h"
@@ -32,6 +33,8 @@ class Adam {
   const tensor::Tensor& m() const { return m_; }
   const tensor::Tensor& v() const { return v_; }
   void set_steps(int64_t steps) { steps_ = steps; }
+  // Restores a checkpoint's moments (host, flat) and step count. A size mismatch is a tt::FormatError.
+  void load_state(const std::vector<float>& m, const std::vector<float>& v, int64_t steps);
 
  private:
   AdamOptions options_;

@@ -23,4 +23,17 @@ double InverseSqrtSchedule::lr(int64_t step) const {
   return scale_ * std::pow(static_cast<double>(d_model_), -0.5) * std::min(std::pow(s, -0.5), s * std::pow(w, -1.5));
 }
 
+LrSchedule::LrSchedule(int d_model, const LrScheduleOptions& options)
+    : options_(options), paper_(d_model, options.warmup_steps, options.scale) {
+  if (options.kind == LrScheduleKind::inverse_sqrt && (!(options.peak_lr > 0.0) || !std::isfinite(options.peak_lr)))
+    throw ConfigError("--lr (" + std::to_string(options.peak_lr) + ") must be a positive number");
+}
+
+double LrSchedule::lr(int64_t step) const {
+  if (options_.kind == LrScheduleKind::paper) return paper_.lr(step);
+  TT_CHECK_MSG(step >= 1, "learning-rate steps count from 1");
+  const double s = static_cast<double>(step), w = static_cast<double>(options_.warmup_steps);
+  return options_.peak_lr * std::min(s / w, std::sqrt(w / s));
+}
+
 }  // namespace tt::train

@@ -22,4 +22,27 @@ class InverseSqrtSchedule {
   double scale_;
 };
 
+// What tt-train schedules: the paper's (above, with --lr-scale) or fairseq's inverse_sqrt with a peak
+// learning rate, the small-data recipes' choice:  lr(s) = peak * min(s / warmup, sqrt(warmup / s)).
+enum class LrScheduleKind { paper, inverse_sqrt };
+
+struct LrScheduleOptions {
+  LrScheduleKind kind = LrScheduleKind::paper;
+  int64_t warmup_steps = 4000;
+  double scale = 1.0;     // paper
+  double peak_lr = 5e-4;  // inverse_sqrt
+};
+
+class LrSchedule {
+ public:
+  // Throws tt::ConfigError naming the option for a non-positive warm-up, scale or peak.
+  LrSchedule(int d_model, const LrScheduleOptions& options);
+  double lr(int64_t step) const;  // step >= 1
+  const LrScheduleOptions& options() const { return options_; }
+
+ private:
+  LrScheduleOptions options_;
+  InverseSqrtSchedule paper_;
+};
+
 }  // namespace tt::train

@@ -4,9 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "tensor/arena.h"
-#include "train/adam.h"
-#include "train/lr_schedule.h"
+#include "train/trainer.h"
 #include "util/error.h"
 #include "util/rng.h"
 
@@ -56,34 +54,24 @@ SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& 
   if (o.task == SyntheticTask::copy && o.tgt_len > o.src_len)
     throw ConfigError("the copy task needs --tgt-len <= --src-len");
 
-  InverseSqrtSchedule schedule(config.d_model, o.warmup_steps, o.lr_scale);
-  nn::ParameterSet& params = model.params();
-  Adam adam(params);
-  tensor::Arena arena(model.backend());
-  backend::Backend& backend = model.backend();
+  SyntheticBatches source(config, o.task, o.batch_size, o.src_len, o.tgt_len, o.seed);
+  TrainerOptions trainer_options;
+  trainer_options.schedule.warmup_steps = o.warmup_steps;
+  trainer_options.schedule.scale = o.lr_scale;
+  trainer_options.seed = o.seed;
+  Trainer trainer(model, source, trainer_options);
   SyntheticResult result;
   for (int64_t step = 1; step <= o.steps; ++step) {
     // Batch generation is the data pipeline's job, outside the timed step (as in the anchor).
-    nn::Batch batch = synthetic_batch(config, o.task, o.batch_size, o.src_len, o.tgt_len, o.seed, step);
-    const int64_t tokens = batch.target_tokens();
-    const auto t0 = std::chrono::steady_clock::now();
-    nn::LossStats stats;
-    {
-      tensor::ArenaScope scope(arena);
-      params.zero_grad();
-      stats = model.forward_backward(batch, arena, nn::StepRng{o.seed, step, true}, 1.0f / static_cast<float>(tokens));
-      const double lr = schedule.lr(step);
-      adam.step(params, static_cast<float>(lr));
-      backend.synchronize();
-      StepReport report;
-      report.step = step;
-      report.loss = stats.loss_sum / static_cast<double>(std::max<int64_t>(stats.tokens, 1));
-      report.lr = lr;
-      report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      result.losses.push_back(report.loss);
-      result.step_seconds.push_back(report.seconds);
-      if (on_step) on_step(report);
-    }
+    const StepStats stats = trainer.step();
+    StepReport report;
+    report.step = stats.step;
+    report.loss = stats.loss();
+    report.lr = stats.lr;
+    report.seconds = stats.seconds;
+    result.losses.push_back(report.loss);
+    result.step_seconds.push_back(report.seconds);
+    if (on_step) on_step(report);
   }
   // Steady state: the first steps grow the arena and warm caches and oneDNN primitives.
   std::vector<double> steady(result.step_seconds.begin() + (o.steps > 3 ? 3 : 0), result.step_seconds.end());

@@ -1,5 +1,5 @@
-// Training on synthetic batches: the speed benchmark (same shapes and recipe as
-// ../shared/bench/torch_train.py) and the smoke run of tt-train until the data pipeline lands.
+// Synthetic batches, one batch source among others (train/batch_source.h): the speed benchmark (same shapes
+// and recipe as ../shared/bench/torch_train.py) and tt-train's smoke run. The loop is train/trainer.h.
 //   random: every id uniform in [4, V) (the anchor's batches; the loss can only fall to about ln V)
 //   copy:   the target repeats the source (a learnable task: the loss visibly falls within a few dozen steps)
 #pragma once
@@ -11,6 +11,7 @@
 #include "nn/batch.h"
 #include "nn/config.h"
 #include "nn/transformer.h"
+#include "train/batch_source.h"
 
 namespace tt::train {
 
@@ -20,6 +21,24 @@ enum class SyntheticTask { random, copy };
 // copy needs T <= S. Ids stay below both vocabularies and above the special ids 0-3.
 nn::Batch synthetic_batch(const nn::ModelConfig& config, SyntheticTask task, int B, int S, int T, uint64_t seed,
                           int64_t step);
+
+// An endless source of synthetic_batch()es: batch i (0-based position index) is step i + 1's batch.
+class SyntheticBatches : public BatchSource {
+ public:
+  SyntheticBatches(const nn::ModelConfig& config, SyntheticTask task, int B, int S, int T, uint64_t seed)
+      : config_(config), task_(task), B_(B), S_(S), T_(T), seed_(seed) {}
+  nn::Batch next() override { return synthetic_batch(config_, task_, B_, S_, T_, seed_, ++position_.index); }
+  BatchPosition position() const override { return position_; }
+  void seek(BatchPosition position) override { position_ = position; }
+  int64_t batches_per_epoch() const override { return 0; }
+
+ private:
+  nn::ModelConfig config_;
+  SyntheticTask task_;
+  int B_, S_, T_;
+  uint64_t seed_;
+  BatchPosition position_;
+};
 
 struct SyntheticOptions {
   int64_t steps = 10;

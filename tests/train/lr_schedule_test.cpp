@@ -37,3 +37,22 @@ TEST_CASE("inverse-sqrt schedule rejects impossible settings naming the option",
   CHECK_THROWS_WITH(InverseSqrtSchedule(512, 100, 0.0), Catch::Contains("--lr-scale"));
   CHECK_THROWS_AS(InverseSqrtSchedule(0, 100), tt::ConfigError);
 }
+
+TEST_CASE("LrSchedule: the paper's schedule or inverse-sqrt with a peak --lr", "[lr]") {
+  using tt::train::LrSchedule;
+  using tt::train::LrScheduleKind;
+  tt::train::LrScheduleOptions o;
+  o.warmup_steps = 100;
+  o.scale = 2.0;
+  LrSchedule paper(64, o);
+  CHECK(paper.lr(37) == tt::train::InverseSqrtSchedule(64, 100, 2.0).lr(37));
+  o.kind = LrScheduleKind::inverse_sqrt;
+  o.peak_lr = 1e-3;
+  LrSchedule s(64, o);
+  CHECK(s.lr(1) == Approx(1e-5).epsilon(1e-12));     // linear warm-up from 0
+  CHECK(s.lr(50) == Approx(5e-4).epsilon(1e-12));
+  CHECK(s.lr(100) == Approx(1e-3).epsilon(1e-12));   // the peak
+  CHECK(s.lr(400) == Approx(5e-4).epsilon(1e-12));   // peak * sqrt(100 / 400)
+  o.peak_lr = 0;
+  CHECK_THROWS_WITH(LrSchedule(64, o), Catch::Contains("--lr"));
+}

@@ -1,0 +1,37 @@
+// Everything a training run is besides the model architecture: data, batching, the recipe, stop
+// conditions, validation and checkpoint cadence. Stored flat in every checkpoint's trainer.json
+// ("options") and config.json ("training"), keys named like tt-train's flags, so a resumed run can
+// take its options from the checkpoint and a user can see how a model was trained.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "data/parallel_corpus.h"
+#include "train/trainer.h"
+#include "train/training_run.h"
+
+namespace tt::train {
+
+struct DataOptions {
+  std::string train_src, train_tgt;  // absolute paths
+  std::string valid_src, valid_tgt;  // empty: no validation
+  std::string source_spm, target_spm;
+  data::CorpusFilter filter;
+  int64_t batch_tokens = 4096;
+};
+
+struct RunConfig {
+  DataOptions data;
+  TrainerOptions trainer;
+  RunOptions run;      // run_dir is not stored (a run directory may be moved)
+  std::string log;     // empty: RUN/log.jsonl
+  std::string valid_metric = "bleu";  // bleu (greedy translations) or loss: what run/best and early stopping use
+};
+
+nlohmann::json to_json(const RunConfig& config);
+// Missing keys keep the defaults; a wrong type is a tt::FormatError naming `file` and the key.
+RunConfig run_config_from_json(const nlohmann::json& j, const std::string& file);
+
+}  // namespace tt::train

@@ -1,0 +1,333 @@
+// tt-train on a real (tiny) parallel corpus, as a user runs it: the run directory and its log, resume to
+// the bit, refusals that leave the run untouched, Ctrl-C / SIGTERM on a real child process, and the errors.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "data/spm_fixture.h"
+#include "io/safetensors.h"
+#include "support/run_command.h"
+#include "support/tmp_dir.h"
+
+namespace fs = std::filesystem;
+using tt::test::quoted;
+using tt::test::read_file;
+using tt::test::run_command;
+using tt::test::TmpDir;
+using tt::test::tool;
+
+namespace {
+
+std::string q(const std::string& s) { return tt::test::quoted(s); }
+
+const std::string tiny_model = " --preset tiny --d-model 32 --d-ff 64 --heads 2 --layers 1";
+
+// The fixture corpus (40 pairs) with a joint SentencePiece model trained on it.
+struct Fixture {
+  TmpDir dir;
+  std::string spm = tt::test::train_fixture_model(dir);
+  std::string en = tt::test::fixture_path("corpus.en"), de = tt::test::fixture_path("corpus.de");
+  std::string data(int warmup = 10) const {
+    return " --train " + q(en) + " " + q(de) + " --spm " + q(spm) +
+           " --batch-tokens 150 --threads 1 --device cpu --warmup-steps " + std::to_string(warmup);
+  }
+  std::string run(const std::string& name) const { return dir.file(name); }
+};
+
+std::vector<nlohmann::json> log_records(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(read_file(path));
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+std::string listing(const std::string& dir) {
+  std::string out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    out += e.path().string() + " " + (e.is_regular_file() ? std::to_string(fs::file_size(e.path())) : "-") + "\n";
+  return out;
+}
+
+bool complete_checkpoint(const std::string& dir) {
+  for (const char* f : {"config.json", "model.safetensors", "optimizer.safetensors", "trainer.json", "spm.model"})
+    if (!fs::is_regular_file(dir + "/" + f)) return false;
+  tt::io::SafetensorsReader weights(dir + "/model.safetensors");
+  tt::io::SafetensorsReader optimizer(dir + "/optimizer.safetensors");
+  return nlohmann::json::parse(read_file(dir + "/trainer.json")).contains("step");
+}
+
+// Starts tt-train with `args` (split on spaces; no quoting needed for the temp paths) as a child process.
+pid_t spawn(const std::string& args, const std::string& out, const std::string& err) {
+  std::vector<std::string> words{tool("tt-train")};
+  std::istringstream in(args);
+  for (std::string w; in >> w;) words.push_back(w);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Waits until the run's log has a "train" record (the loop is running), at most ~20 s.
+bool wait_for_training(const std::string& log) {
+  for (int i = 0; i < 2000; ++i) {
+    if (read_file(log).find("\"type\":\"train\"") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+int exit_status(pid_t pid) {
+  int raw = 0;
+  ::waitpid(pid, &raw, 0);
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+}
+
+}  // namespace
+
+TEST_CASE("tt-train --train: run directory, links, log schema and keep-last", "[tt-train][run]") {
+  Fixture fx;
+  const std::string run = fx.run("run");
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " --valid " + q(fx.en) + " " + q(fx.de) +
+                       " --max-steps 12 --valid-every 6 --save-every 2 --keep-last 2 --report-every 3 -o " +
+                       q(run));
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.err, Catch::Contains("40 of 40 pairs kept") && Catch::Contains("padding") &&
+                        Catch::Contains("parameters") && Catch::Contains("valid step 6"));
+  // stdout: the end record, for scripts.
+  const auto end = nlohmann::json::parse(r.out);
+  CHECK(end["type"] == "end");
+  CHECK(end["reason"] == "max_steps");
+  CHECK(end["step"] == 12);
+
+  // Saved at 2, 4, ..., 12 and at both validations; the last two kept, plus best wherever it points.
+  CHECK(fs::read_symlink(run + "/last") == "checkpoints/step-000012");
+  const std::string best = fs::read_symlink(run + "/best").string();
+  CHECK((best == "checkpoints/step-000006" || best == "checkpoints/step-000012"));
+  std::set<std::string> kept;
+  for (const auto& e : fs::directory_iterator(run + "/checkpoints")) kept.insert(e.path().filename().string());
+  std::set<std::string> expected{"step-000010", "step-000012", fs::path(best).filename().string()};
+  CHECK(kept == expected);
+  CHECK(complete_checkpoint(run + "/last"));
+  const auto trainer = nlohmann::json::parse(read_file(run + "/last/trainer.json"));
+  CHECK(trainer["step"] == 12);
+  CHECK(trainer["options"]["batch_tokens"] == 150);
+  const auto config = nlohmann::json::parse(read_file(run + "/last/config.json"));
+  CHECK(config["model"]["vocab_size_src"] == 200);  // from the SentencePiece model
+  CHECK(config["vocab"]["source"] == "spm.model");
+  CHECK(config["training"]["max_steps"] == 12);
+
+  const auto log = log_records(run + "/log.jsonl");
+  REQUIRE(log.size() >= 4);
+  CHECK(log.front()["type"] == "start");
+  CHECK(log.front()["train"]["lines"] == 40);
+  CHECK(log.front()["train"]["kept"] == 40);
+  CHECK(log.front()["parameters"].get<int64_t>() > 0);
+  CHECK(log.front()["padding"].get<double>() > 0);
+  CHECK(log.back()["type"] == "end");
+  int train = 0, valid = 0, save = 0;
+  for (const auto& j : log) {
+    if (j["type"] == "train") {
+      ++train;
+      CHECK(j["step"].get<int>() % 3 == 0);
+      for (const char* key : {"epoch", "loss", "ppl", "lr", "tgt_tok_s", "elapsed_s"}) CHECK(j.contains(key));
+    } else if (j["type"] == "valid") {
+      ++valid;
+      CHECK(j["checkpoint"] == (valid == 1 ? "checkpoints/step-000006" : "checkpoints/step-000012"));
+      CHECK(std::exp(j["loss"].get<double>()) > 1);
+      CHECK(j["ppl"].get<double>() > 1);
+    } else if (j["type"] == "save") {
+      ++save;
+    }
+  }
+  CHECK(train == 4);
+  CHECK(valid == 2);
+  CHECK(save == 4);  // steps 2, 4, 8, 10 (6 and 12 are validation checkpoints, logged as such)
+}
+
+TEST_CASE("tt-train --resume: 2N steps straight and N + resume + N give bit-identical weights", "[tt-train][resume]") {
+  Fixture fx;
+  const std::string common = tiny_model + fx.data() + " --accum 2 -q";  // dropout 0.3 (tiny): masks matter
+  auto a = run_command(tool("tt-train") + common + " --max-steps 10 -o " + q(fx.run("a")));
+  REQUIRE(a.status == 0);
+  auto b = run_command(tool("tt-train") + common + " --max-steps 5 -o " + q(fx.run("b")));
+  REQUIRE(b.status == 0);
+  // Step 5 is mid-epoch (8 batches an epoch, 2 a step): the data position must resume too.
+  CHECK(nlohmann::json::parse(read_file(fx.run("b") + "/last/trainer.json"))["batch"] == 2);
+  b = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 10 -q");
+  REQUIRE(b.status == 0);
+  CHECK(nlohmann::json::parse(b.out)["step"] == 10);
+  const std::string wa = read_file(fx.run("a") + "/last/model.safetensors");
+  CHECK(wa.size() > 100000);
+  CHECK(wa == read_file(fx.run("b") + "/last/model.safetensors"));
+  CHECK(read_file(fx.run("a") + "/last/optimizer.safetensors") ==
+        read_file(fx.run("b") + "/last/optimizer.safetensors"));
+  // The resumed run appends to the same log.
+  const auto log = log_records(fx.run("b") + "/log.jsonl");
+  CHECK(std::count_if(log.begin(), log.end(), [](auto& j) { return j["type"] == "start"; }) == 2);
+  CHECK(log.back()["step"] == 10);
+
+  // A different model or trajectory is refused with nothing written.
+  const std::string before = listing(fx.run("b"));
+  auto r = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 20 --d-model 64");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("differs from the run being resumed") && Catch::Contains("d_model: 64 vs 32"));
+  r = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 20 --seed 3");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("--seed differs"));
+  r = run_command(tool("tt-train") + " --resume " + q(fx.dir.path()) + " --max-steps 20");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("no checkpoint to resume"));
+  CHECK(listing(fx.run("b")) == before);
+}
+
+TEST_CASE("tt-train: Ctrl-C finishes the step, saves and exits 130; a second signal exits at once",
+          "[tt-train][signals]") {
+  Fixture fx;
+  const std::string run = fx.run("run");
+  const std::string args = tiny_model + " --train " + fx.en + " " + fx.de + " --spm " + fx.spm +
+                           " --batch-tokens 150 --threads 1 --device cpu --report-every 1 -o " + run;
+  pid_t pid = spawn(args, fx.run("out"), fx.run("err"));
+  REQUIRE(wait_for_training(run + "/log.jsonl"));
+  ::kill(pid, SIGINT);
+  CHECK(exit_status(pid) == 130);
+  const auto log = log_records(run + "/log.jsonl");
+  REQUIRE(log.back()["type"] == "end");
+  CHECK(log.back()["reason"] == "signal");
+  CHECK(log.back()["signal"] == SIGINT);
+  const int64_t step = log.back()["step"];
+  CHECK(fs::read_symlink(run + "/last") == "checkpoints/step-" + std::string(6 - std::to_string(step).size(), '0') +
+                                               std::to_string(step));
+  CHECK(complete_checkpoint(run + "/last"));
+  CHECK(nlohmann::json::parse(read_file(run + "/last/trainer.json"))["step"] == step);
+
+  // Resumed and interrupted twice in a row: out at once with 128 + the second signal (the kernel may deliver
+  // the two in either order), no "end" record, and the checkpoint from before untouched.
+  const std::string before = read_file(run + "/last/model.safetensors");
+  pid = spawn("--resume " + run + " --report-every 1 --save-every 1000000", fx.run("out"), fx.run("err"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 2000 && log_records(run + "/log.jsonl").back()["type"] != "train"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(pid, SIGINT);
+  ::kill(pid, SIGTERM);
+  const int status = exit_status(pid);
+  CHECK((status == 130 || status == 143));
+  CHECK(log_records(run + "/log.jsonl").back()["type"] != "end");
+  CHECK(complete_checkpoint(run + "/last"));
+  CHECK(read_file(run + "/last/model.safetensors") == before);
+}
+
+TEST_CASE("tt-train --train: errors name the file, flag or count; bad flags exit 2", "[tt-train][errors]") {
+  Fixture fx;
+  const std::string t = tool("tt-train") + tiny_model;
+  const std::string short_de = fx.dir.write("short.de", "Ein Hund.\nZwei Katzen.\n");
+  auto r = run_command(t + " --train " + q(fx.en) + " " + q(short_de) + " --spm " + q(fx.spm) +
+                       " -o " + q(fx.run("r1")) + " --max-steps 1");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("corpus.en") && Catch::Contains("short.de") && Catch::Contains("40") &&
+                        Catch::Contains("2"));
+
+  r = run_command(t + fx.data() + " --vocab-size 300 -o " + q(fx.run("r2")) + " --max-steps 1");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("--vocab-size 300") && Catch::Contains("200 pieces"));
+  CHECK_FALSE(fs::exists(fx.run("r2")));
+
+  // The output is checked before any training.
+  const std::string file = fx.dir.write("a-file", "x");
+  r = run_command(t + fx.data() + " -o " + q(file + "/run") + " --max-steps 1");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains(file));
+
+  r = run_command(t + fx.data() + " --max-len 2000 -o " + q(fx.run("r3")) + " --max-steps 1");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("--max-len 2000") && Catch::Contains("max_positions"));
+
+  // A fresh run into a directory that holds one is refused (nothing overwritten); so is a diverged loss.
+  r = run_command(t + fx.data() + " -q --max-steps 2 -o " + q(fx.run("r4")));
+  REQUIRE(r.status == 0);
+  const std::string before = listing(fx.run("r4"));
+  r = run_command(t + fx.data() + " -q --max-steps 2 -o " + q(fx.run("r4")));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("already holds a training run") && Catch::Contains("--resume"));
+  CHECK(listing(fx.run("r4")) == before);
+  r = run_command(t + fx.data(1) + " -q --lr 1e30 --max-steps 5 -o " + q(fx.run("r5")));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("step 2: the training loss is not finite"));
+  CHECK(log_records(fx.run("r5") + "/log.jsonl").back()["reason"] == "error");
+
+  for (const std::string& bad : std::vector<std::string>{" --max-steps 1", " -o X --train " + q(fx.en) + " " + q(fx.de),
+                                " --time-limit 10x" + fx.data() + " -o X", fx.data() + " -o X --lr 1e-3 --lr-scale 2",
+                                fx.data() + " -o X --resume " + q(fx.dir.path())}) {
+    INFO(bad);
+    r = run_command(t + bad);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("tt-train: error:"));
+  }
+}
+
+TEST_CASE("tt-train: --time-limit and --max-epochs stop the run", "[tt-train][run]") {
+  Fixture fx;
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --max-epochs 2 -o " + q(fx.run("e")));
+  REQUIRE(r.status == 0);
+  auto end = nlohmann::json::parse(r.out);
+  CHECK(end["reason"] == "max_epochs");
+  CHECK(end["step"] == 16);  // 8 batches an epoch
+  CHECK(end["epoch"] == 2.0);
+  r = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --time-limit 1s -o " + q(fx.run("t")));
+  REQUIRE(r.status == 0);
+  end = nlohmann::json::parse(r.out);
+  CHECK(end["reason"] == "time_limit");
+  CHECK(end["elapsed_s"].get<double>() >= 1.0);
+  CHECK(end["elapsed_s"].get<double>() < 5.0);
+}
+
+TEST_CASE("tt-train: the validation BLEU is tt-translate --beam 1 scored by tt-bleu", "[tt-train][bleu]") {
+  Fixture fx;
+  const std::string run = fx.run("run");
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data(30) + " --valid " + q(fx.en) + " " + q(fx.de) +
+                       " --dropout 0 --max-steps 300 --valid-every 150 -q -o " + q(run));
+  REQUIRE(r.status == 0);
+  const auto log = log_records(run + "/log.jsonl");
+  const nlohmann::json& valid = log[log.size() - 2];
+  REQUIRE(valid["type"] == "valid");
+  REQUIRE(valid["step"] == 300);
+  const double bleu = valid["bleu"];
+  CHECK(bleu > 5.0);  // it has learnt something of its own training set
+  CHECK(log.back()["best_bleu"].get<double>() >= bleu - 1e-4);
+
+  // The checkpoint is all tt-translate needs; its greedy output scored by tt-bleu gives the same number.
+  const std::string hyp = fx.dir.file("hyp.txt");
+  r = run_command(tool("tt-translate") + " -m " + q(run + "/last") + " -i " + q(fx.en) + " --beam 1 --threads 1 -q > " +
+                  q(hyp));
+  REQUIRE(r.status == 0);
+  r = run_command(tool("tt-bleu") + " " + q(fx.de) + " -i " + q(hyp) + " -f json");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("\"score\""));
+  const auto scored = nlohmann::json::parse(r.out);
+  const double expected = scored.is_array() ? scored[0]["score"].get<double>() : scored["score"].get<double>();
+  CHECK(bleu == Approx(expected).margin(0.051));  // tt-bleu prints one decimal, as sacreBLEU
+
+  // --valid-metric loss: no translations, run/best by validation loss.
+  r = run_command(tool("tt-train") + tiny_model + fx.data() + " --valid " + q(fx.en) + " " + q(fx.de) +
+                  " --valid-metric loss --max-steps 4 --valid-every 2 -q -o " + q(fx.run("loss")));
+  REQUIRE(r.status == 0);
+  CHECK_FALSE(log_records(fx.run("loss") + "/log.jsonl")[1].contains("bleu"));
+  CHECK(nlohmann::json::parse(r.out).contains("best_loss"));
+}
