@@ -40,7 +40,9 @@ void ModelScorer::step(std::vector<float>& log_probs, std::vector<float>* attent
     capture.decoder_cross.back() = step_arena_.allocate(tensor::Shape{rows, heads, 1, S_});
   }
   tensor::Tensor logits = model_.decode_step(*state_, tokens, step_arena_, true, attention ? &capture : nullptr);
-  log_probs = logits.to_host_f32();
+  // Into the caller's buffer: a fresh [rows, V] vector per step would fault in new pages every step.
+  log_probs.resize(static_cast<size_t>(logits.numel()));
+  logits.backend().copy_to_host(log_probs.data(), logits.f32(), logits.bytes());
   if (attention) {
     const std::vector<float> all = capture.decoder_cross.back().to_host_f32();
     attention->assign(static_cast<size_t>(rows) * S_, 0.0f);

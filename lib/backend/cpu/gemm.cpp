@@ -201,6 +201,12 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
 // input of fewer than 16 rows is padded to 16. tests/backend/row_invariant_test.cpp checks this holds.
 void CpuBackend::gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
                                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  // The Linear / output-projection product x W^T: weights packed once, fixed 16-row tiles (packed_gemm.h).
+  if (!trans_a && trans_b && alpha == 1.0f && beta == 0.0f) {
+    if (!matmul_) matmul_ = std::make_unique<MatmulCache>();
+    if (!matmul_->packed) matmul_->packed = std::make_unique<PackedGemm>(matmul_->engine, threads_);
+    if (matmul_->packed->run(M, N, K, A, lda, B, ldb, C, ldc)) return;
+  }
   constexpr int kMinRows = 16, kChunkRows = 64, kBlockCols = 256;
   // A transposed operand is first copied to row-major rows (inference never takes this path).
   float* buf = nullptr;

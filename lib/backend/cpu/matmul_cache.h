@@ -4,8 +4,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
+
+#include "backend/cpu/packed_gemm.h"
 
 namespace tt::backend::cpu {
 
@@ -24,6 +27,7 @@ struct MatmulCache {
   std::map<Key, Entry> entries;
   std::map<Key, bool> unsupported;  // keys oneDNN refused: those use the sgemm loop
   std::map<Key, int> seen;          // uses of keys without a primitive yet
+  std::unique_ptr<PackedGemm> packed;  // row-invariant products with packed weights (after engine: destroyed first)
 };
 
 }  // namespace tt::backend::cpu

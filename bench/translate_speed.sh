@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Translation speed: tt-translate beside CTranslate2 (PyPI, in a throwaway venv) on the same weights
+# (../shared/bench/tt_to_ct2.py), same input, beam 4, batch 32, 2 threads, run ALTERNATELY in one go
+# (tt, CTranslate2, tt, ...) because the machine is shared and noisy: quote the ratio (issue 8, "Speed").
+#
+# usage: bench/translate_speed.sh [MULTI30K_MODEL_DIR]
+#   1. a `base` model (d512, 6+6, vocab 8000) with random weights on the first $N lines of newstest2014
+#      (tokenised with a SentencePiece model trained on the bundled Multi30k), every output exactly $LEN
+#      tokens including </s> on both sides: tt --min-len/--max-len-b LEN-1 (then the forced </s>),
+#      CTranslate2 min_decoding_length = max_decoding_length = LEN;
+#   2. with MULTI30K_MODEL_DIR (a trained tt model directory carrying its SentencePiece model): Multi30k
+#      test2016, natural lengths (power length penalty, alpha 0.6, max length source + 50).
+# Prints, per case and engine, target tokens/s (every generated token including </s>, i.e. decoder steps
+# per sentence; decoding time = wall time of the process minus that of the same process on empty input,
+# i.e. without start-up and model load; best of the rounds), the tt/CTranslate2 ratio and each engine's
+# peak RSS. Ends with the CPU model and its vector flags.
+# environment:
+#   ROUNDS=2 THREADS=2 BEAM=4 BATCH=32 N=256 LEN=32
+#   CT2_TYPES="float32"   CTranslate2 compute types to run (the first is the ratio's denominator;
+#                         e.g. "float32 int8_float32 int8" for reference figures)
+#   CASES="base multi30k" which cases to run (multi30k needs the model dir argument)
+#   TT_BIN=build/bin (tt-translate, tt-train, tt-tokenize)   BENCH_DIR=where tt_to_ct2.py lives
+#   CT2_VENV=${TMPDIR:-/tmp}/tt-ct2-venv (ctranslate2, safetensors, numpy; made on first use)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+m30k_model=${1:-}
+rounds=${ROUNDS:-2} threads=${THREADS:-2} beam=${BEAM:-4} batch=${BATCH:-32} n=${N:-256} len=${LEN:-32}
+ct2_types=${CT2_TYPES:-float32}
+cases=${CASES:-"base multi30k"}
+((len >= 2)) || { echo "translate_speed: LEN must be at least 2" >&2; exit 2; }
+bin=${TT_BIN:-$repo/build/bin}
+for tool in tt-translate tt-train tt-tokenize; do
+  [[ -x $bin/$tool ]] || { echo "translate_speed: $bin/$tool not found; build it or set TT_BIN" >&2; exit 2; }
+done
+for dir in "${BENCH_DIR:-}" /work/shared/bench "$repo/../shared/bench"; do
+  if [[ -n $dir && -f $dir/tt_to_ct2.py ]]; then bench=$(cd "$dir" && pwd); break; fi
+done
+[[ -n ${bench:-} ]] || { echo "translate_speed: cannot find tt_to_ct2.py; set BENCH_DIR" >&2; exit 2; }
+for dir in /work/shared/data/wmt "$repo/../shared/data/wmt"; do
+  if [[ -f $dir/newstest2014.en ]]; then newstest=$dir/newstest2014.en; break; fi
+done
+venv=${CT2_VENV:-${TMPDIR:-/tmp}/tt-ct2-venv}
+if ! "$venv/bin/python" -c 'import ctranslate2, safetensors, numpy' 2>/dev/null; then
+  echo "translate_speed: making a venv with ctranslate2 in $venv" >&2
+  python3 -m venv "$venv" && "$venv/bin/pip" install -q ctranslate2 safetensors numpy >&2
+fi
+py=$venv/bin/python
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+
+# run.py: runs one engine as a child process, reports its wall time and peak RSS (wait4), and counts the
+# tokens it generated. CTranslate2 runs through ct2.py below so that both are whole processes.
+cat >"$work/run.py" <<'EOF'
+import json, os, subprocess, sys, time
+out_file, stdin_file, eos_added = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cmd = sys.argv[4:]
+with open(stdin_file, 'rb') as fin, open(out_file, 'wb') as fout:
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdin=fin, stdout=fout)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+if status != 0:
+    sys.exit(f'translate_speed: {cmd[0]} failed (status {status})')
+tokens = 0
+with open(out_file, encoding='utf-8') as f:
+    for line in f:
+        toks = line.split()
+        tokens += len(toks) + (eos_added if toks else 0)
+print(json.dumps(dict(wall=wall, rss_mb=usage.ru_maxrss / 1024, tokens=tokens)))
+EOF
+cat >"$work/ct2.py" <<'EOF'
+# One CTranslate2 pass over stdin (pieces or ids a line), best hypothesis per line on stdout, </s> kept
+# (so the count includes it, as tt's). translate_batch sorts by length and cuts batches of max_batch_size.
+import json, sys
+import ctranslate2
+model, fmt, compute, threads, batch, beam, fixed, alpha, a, b = sys.argv[1:]
+threads, batch, beam, fixed, b = int(threads), int(batch), int(beam), int(fixed), int(b)
+tr = ctranslate2.Translator(model, device='cpu', compute_type=compute, inter_threads=1, intra_threads=threads)
+vocab = json.load(open(f'{model}/shared_vocabulary.json'))
+index = {p: i for i, p in enumerate(vocab)}
+src = [[vocab[int(t)] for t in line.split()] if fmt == 'ids' else line.split() for line in sys.stdin]
+keep = [i for i, s in enumerate(src) if s]
+if fixed:
+    kw = dict(min_decoding_length=fixed, max_decoding_length=fixed, length_penalty=0.0)
+else:
+    longest = max((len(src[i]) for i in keep), default=0)
+    kw = dict(max_decoding_length=int(float(a) * longest + b) + 1, length_penalty=float(alpha))
+out = [''] * len(src)
+if keep:
+    res = tr.translate_batch([src[i] for i in keep], beam_size=beam, max_batch_size=batch,
+                             return_end_token=True, **kw)
+    for i, r in zip(keep, res):
+        out[i] = ' '.join(str(index[p]) if fmt == 'ids' else p for p in r.hypotheses[0])
+sys.stdout.write(''.join(line + '\n' for line in out))
+EOF
+
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512|amx|avx_vnni)' | sort | tr '\n' ' ')
+echo "translate_speed: $cpu, $(nproc) CPUs, $threads threads, beam $beam, batch $batch, $rounds rounds; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+# bench NAME TT_MODEL CT2_MODEL FORMAT INPUT FIXED_LEN
+bench() {
+  local name=$1 tt_model=$2 ct2_model=$3 format=$4 input=$5 fixed=$6
+  local tt_args=(-m "$tt_model" --input-format "$format" --output-format "$format" --beam "$beam" --batch-size "$batch"
+                 --threads "$threads" --device cpu -q)
+  if ((fixed > 0)); then
+    tt_args+=(--length-penalty none --min-len $((fixed - 1)) --max-len-a 0 --max-len-b $((fixed - 1)))
+  else
+    tt_args+=(--length-penalty power --alpha 0.6 --max-len-a 1 --max-len-b 50)
+  fi
+  : >"$work/empty"
+  local results=$work/$name.jsonl
+  : >"$results"
+  for ((round = 1; round <= rounds; round++)); do
+    echo "translate_speed: $name round $round: tt" >&2
+    local load full
+    load=$("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "${tt_args[@]}")
+    full=$("$py" "$work/run.py" "$work/out" "$input" 1 "$bin/tt-translate" "${tt_args[@]}")
+    echo "{\"engine\": \"tt float32\", \"load\": $load, \"full\": $full}" >>"$results"
+    for type in $ct2_types; do
+      echo "translate_speed: $name round $round: CTranslate2 $type" >&2
+      local ct2=("$py" "$work/ct2.py" "$ct2_model" "$format" "$type" "$threads" "$batch" "$beam" "$fixed" 0.6 1 50)
+      load=$("$py" "$work/run.py" "$work/out" "$work/empty" 0 "${ct2[@]}")
+      full=$("$py" "$work/run.py" "$work/out" "$input" 0 "${ct2[@]}")
+      echo "{\"engine\": \"ctranslate2 $type\", \"load\": $load, \"full\": $full}" >>"$results"
+    done
+  done
+  "$py" - "$results" "$name" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+best = {}
+for r in rows:
+    t = r['full']['wall'] - r['load']['wall']
+    tok_s = r['full']['tokens'] / t
+    e = best.setdefault(r['engine'], dict(tok_s=0, rss=0, all=[]))
+    e['all'].append(round(tok_s))
+    e['tok_s'] = max(e['tok_s'], tok_s)
+    e['rss'] = max(e['rss'], r['full']['rss_mb'])
+    e['tokens'] = r['full']['tokens']
+engines = list(best)
+for name in engines:
+    e = best[name]
+    ratio = f"  tt/this {best[engines[0]]['tok_s'] / e['tok_s']:.2f}x" if name != engines[0] else ''
+    print(f"{sys.argv[2]:9} {name:24} {e['tok_s']:8.0f} tgt tok/s  (rounds: {', '.join(map(str, e['all']))}; "
+          f"{e['tokens']} tokens)  peak RSS {e['rss']:.0f} MB{ratio}")
+EOF
+}
+
+if [[ " $cases " == *" base "* ]]; then
+  [[ -n ${newstest:-} ]] || { echo "translate_speed: newstest2014.en not found under ../shared/data/wmt" >&2; exit 2; }
+  echo "translate_speed: base model (random weights), SentencePiece on Multi30k, $n lines of newstest2014" >&2
+  for l in en de; do gzip -dc "$repo/data/multi30k/train.$l.gz" >"$work/train.$l"; done
+  "$bin/tt-tokenize" train -i "$work/train.en" "$work/train.de" -o "$work/spm" --vocab-size 8000 --threads "$threads" -q
+  head -n "$n" "$newstest" | "$bin/tt-tokenize" encode -m "$work/spm.model" --format id --threads "$threads" >"$work/base.ids"
+  # One step on a 1 x 2 -> 2 batch: the weights stay (almost) the random initialisation.
+  "$bin/tt-train" --preset base --vocab-size 8000 --synthetic-steps 1 --batch-size 1 --src-len 2 --tgt-len 2 \
+    --threads "$threads" --quiet -o "$work/base" >/dev/null
+  "$py" "$bench/tt_to_ct2.py" "$work/base" "$work/base.ct2" >&2
+  bench base "$work/base" "$work/base.ct2" ids "$work/base.ids" "$len"
+fi
+if [[ " $cases " == *" multi30k "* && -n $m30k_model ]]; then
+  spm=$("$py" -c 'import json, os, sys; d = sys.argv[1]; print(os.path.join(d, json.load(open(d + "/config.json"))["vocab"]["source"]))' "$m30k_model")
+  gzip -dc "$repo/data/multi30k/test2016.en.gz" | "$bin/tt-tokenize" encode -m "$spm" --threads "$threads" >"$work/m30k.pieces"
+  "$bin/tt-tokenize" vocab -m "$spm" | cut -f2,3 >"$work/m30k.vocab"
+  "$py" "$bench/tt_to_ct2.py" "$m30k_model" "$work/m30k.ct2" --vocab "$work/m30k.vocab" >&2
+  bench multi30k "$m30k_model" "$work/m30k.ct2" pieces "$work/m30k.pieces" 0
+fi
+echo "cpu: $cpu; flags: $flags"

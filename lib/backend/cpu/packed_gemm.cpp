@@ -1,0 +1,147 @@
+#include "backend/cpu/packed_gemm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "util/error.h"
+
+namespace tt::backend::cpu {
+
+std::vector<float> PackedGemm::fingerprint(const float* B, int N, int K, int64_t ldb) {
+  constexpr int kSamples = 64;
+  std::vector<float> s(kSamples);
+  const int64_t total = int64_t{N} * K;
+  for (int i = 0; i < kSamples; ++i) {
+    const int64_t e = (total - 1) * i / (kSamples - 1);  // first and last element included
+    s[static_cast<size_t>(i)] = B[(e / K) * ldb + e % K];
+  }
+  return s;
+}
+
+PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda) {
+  const KernelKey key{K, width, lda};
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) return it->second.get();
+  using dnnl::memory;
+  using dt = memory::data_type;
+  auto k = std::make_unique<Kernel>();
+  k->a_md = memory::desc({kTileRows, K}, dt::f32, memory::dims{lda, 1});
+  // A dense output tile: oneDNN's brgemm kernels take no other (a strided one falls back to its gemm).
+  k->c_md = memory::desc({kTileRows, width}, dt::f32, memory::dims{width, 1});
+  const memory::desc b_md({K, width}, dt::f32, memory::format_tag::any);
+  try {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-thread scratchpads: tiles run concurrently
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(k->a_md, b_md, k->c_md), attr, engine_);
+    k->prim = dnnl::matmul(pd);
+    k->scratch_bytes = pd.scratchpad_desc().get_size();
+    k->b_md = pd.weights_desc();
+  } catch (const dnnl::error&) {
+    k.reset();
+  }
+  return (kernels_[key] = std::move(k)).get();
+}
+
+PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda) {
+  // The packed layout is the one the kernel wants, which may depend on the strides.
+  const WeightsKey key{static_cast<int64_t>(reinterpret_cast<uintptr_t>(B)), N, K, ldb, lda};
+  std::vector<float> sample = fingerprint(B, N, K, ldb);
+  auto it = weights_.find(key);
+  if (it != weights_.end() && std::memcmp(it->second.sample.data(), sample.data(), sample.size() * sizeof(float)) == 0)
+    return &it->second;
+  Weights w;
+  w.sample = std::move(sample);
+  using dnnl::memory;
+  dnnl::stream stream(engine_);
+  for (int c0 = 0; c0 < N; c0 += kBlockCols) {
+    const int width = std::min(kBlockCols, N - c0);
+    Kernel* k = kernel(K, width, lda);
+    if (!k) return nullptr;
+    // B block: rows c0 .. c0 + width of B [N, K], seen as the [K, width] operand (strides 1, ldb).
+    memory user(memory::desc({K, width}, memory::data_type::f32, memory::dims{1, ldb}), engine_,
+                const_cast<float*>(B + c0 * ldb));
+    memory packed(k->b_md, engine_);
+    dnnl::reorder(user, packed).execute(stream, user, packed);
+    w.blocks.push_back(Block{c0, width, std::move(packed)});
+  }
+  stream.wait();
+  if (weights_.size() >= 1024) weights_.clear();  // bound the cache (a model has a few hundred matrices)
+  return &(weights_[key] = std::move(w));
+}
+
+bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                     int64_t ldc) {
+  Weights* w = weights(B, N, K, ldb, lda);
+  if (!w) return false;
+  std::vector<Kernel*> kernels;
+  for (const Block& b : w->blocks) {
+    kernels.push_back(kernel(K, b.width, lda));
+    if (!kernels.back()) return false;
+    if (kernels.back()->b_md != b.weights.get_desc()) return false;
+  }
+  const int full = M / kTileRows, tail = M % kTileRows;
+  const int tiles = full + (tail ? 1 : 0);
+  if (tail) {  // the last tile, padded with zero rows, at the same stride
+    tail_a_.assign(static_cast<size_t>(kTileRows) * lda, 0.0f);
+    for (int i = 0; i < tail; ++i)
+      std::memcpy(tail_a_.data() + i * lda, A + (int64_t{full} * kTileRows + i) * lda, sizeof(float) * K);
+  }
+  const int items = tiles * static_cast<int>(w->blocks.size());
+  const int nt = std::max(1, std::min(threads_, items));
+  if (static_cast<int>(streams_.size()) < nt) {
+    streams_.clear();
+    for (int t = 0; t < nt; ++t) streams_.emplace_back(engine_);
+    scratch_.resize(static_cast<size_t>(nt));
+    tiles_.resize(static_cast<size_t>(nt));
+  }
+  size_t scratch_bytes = 0;
+  for (Kernel* k : kernels) scratch_bytes = std::max(scratch_bytes, k->scratch_bytes);
+  for (int t = 0; t < nt; ++t) {
+    if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
+    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kTileRows) * kBlockCols);
+  }
+
+  std::string failure;
+  // Block-major: consecutive items share a weight block, and a static schedule gives each thread a run of
+  // them. oneDNN runs a primitive single-threaded inside a parallel region.
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num();
+    using dnnl::memory;
+    try {
+      memory scratch;
+      if (scratch_bytes > 0)
+        scratch = memory(memory::desc({static_cast<int64_t>(scratch_bytes)}, memory::data_type::u8, memory::dims{1}),
+                         engine_, scratch_[static_cast<size_t>(t)].data());
+#pragma omp for schedule(static)
+      for (int item = 0; item < items; ++item) {
+        const size_t bi = static_cast<size_t>(item / tiles);
+        const int tile = item % tiles;
+        const Block& b = w->blocks[bi];
+        Kernel* k = kernels[bi];
+        const bool padded = tail && tile == full;
+        const float* a = padded ? tail_a_.data() : A + int64_t{tile} * kTileRows * lda;
+        float* c = tiles_[static_cast<size_t>(t)].data();
+        memory am(k->a_md, engine_, const_cast<float*>(a)), cm(k->c_md, engine_, c);
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b.weights}, {DNNL_ARG_DST, cm}};
+        if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
+        k->prim.execute(streams_[static_cast<size_t>(t)], args);
+        streams_[static_cast<size_t>(t)].wait();
+        const int rows = padded ? tail : kTileRows;
+        for (int i = 0; i < rows; ++i)
+          std::memcpy(C + (int64_t{tile} * kTileRows + i) * ldc + b.c0, c + static_cast<size_t>(i) * b.width,
+                      sizeof(float) * static_cast<size_t>(b.width));
+      }
+    } catch (const dnnl::error& e) {
+#pragma omp critical(tt_packed_gemm)
+      failure = e.what();
+    }
+  }
+  if (!failure.empty()) throw InternalError("oneDNN matmul (packed weights) failed: " + failure);
+  return true;
+}
+
+}  // namespace tt::backend::cpu
