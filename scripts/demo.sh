@@ -70,6 +70,7 @@ if ((lines > 0)); then
   echo "(using the first $lines pairs of each split)" >&2
 fi
 d=$out/data
+if ((lines > 0 && lines < 1000)); then vocab=300; fi  # a few hundred lines hold fewer pieces than 1000
 run tt-tokenize train --input "$d/train.en" "$d/train.de" --model-prefix "$d/spm" --vocab-size "$vocab" \
   --model-type unigram --character-coverage 1.0 --threads "$threads" --quiet
 
@@ -85,19 +86,27 @@ run tt-average --last 5 "$out/run" -o "$out/model" --force
 run tt-translate -m "$out/model" --beam 1 --threads "$threads" <"$d/test2016.en" >"$out/test2016.greedy.de"
 run tt-translate -m "$out/model" --beam 4 --threads "$threads" <"$d/test2016.en" >"$out/test2016.beam4.de"
 
+for f in "$out/test2016.greedy.de" "$out/test2016.beam4.de"; do  # one line out per line in, always
+  [[ $(wc -l <"$f") == $(wc -l <"$d/test2016.en") ]] || { echo "demo.sh: $f has the wrong line count" >&2; exit 1; }
+done
+
 say "4. score with tt-bleu (sacreBLEU-identical)"
-score() { tt-bleu "$d/test2016.de" -i "$1" -m bleu chrf -b -w 2 | tr '\n' ' '; }
+score() {  # "BLEU chrF" of a translation of test2016
+  echo "$(tt-bleu "$d/test2016.de" -i "$1" -m bleu -b -w 2) $(tt-bleu "$d/test2016.de" -i "$1" -m chrf -b -w 2)"
+}
 greedy=$(score "$out/test2016.greedy.de")
 beam=$(score "$out/test2016.beam4.de")
 run tt-bleu "$d/test2016.de" -i "$out/test2016.beam4.de" -m bleu chrf -f text
 
 if [[ -x $bin/tt-attnviz ]]; then
   say "   attention of the first test sentence"
-  head -n 1 "$d/test2016.en" | run tt-attnviz -m "$out/model" --html "$out/attention.html" >"$out/attention.jsonl"
+  head -n 1 "$d/test2016.en" |
+    run tt-attnviz -m "$out/model" --format json --html "$out/attention.html" >"$out/attention.jsonl"
 fi
 
 say "5. learning curve"
 ./scripts/learning_curve.sh "$out/run/log.jsonl" >"$out/learning_curve.svg"
+grep -q '<polyline' "$out/learning_curve.svg" || { echo "demo.sh: the learning curve has no data" >&2; exit 1; }
 
 say "summary"
 read -r gb gc <<<"$greedy"
