@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The full Multi30k English->German recipe: joint SentencePiece model, `tiny` preset, token batches,
+# inverse-square-root schedule, validation BLEU every 500 steps with early stopping, average of the best 5
+# checkpoints, beam 4, and sacreBLEU-identical scores on test2016 printed as a table (bench/quality.sh).
+#
+# usage: scripts/recipes/multi30k.sh [DATA_DIR] [RUN_DIR]
+#   DATA_DIR  holds train/val/test2016 .en/.de (default: the bundled data/multi30k, decompressed into RUN_DIR)
+#   RUN_DIR   default: runs/multi30k
+# Environment: THREADS (2), TIME_LIMIT (2h), MAX_STEPS (0: none), VOCAB (8000), BATCH_TOKENS (4096),
+#   LR (0.0015), WARMUP (800), DROPOUT (0.1), SEED (1); PATH must hold the tt tools (or TT_BIN=build/bin).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+data=${1:-} run=${2:-runs/multi30k}
+export PATH="${TT_BIN:-$root/build/bin}:$PATH"
+threads=${THREADS:-2}
+mkdir -p "$run"
+if [[ -z $data ]]; then
+  data=$run/data
+  mkdir -p "$data"
+  for f in train val test2016; do for l in en de; do gzip -dc "$root/data/multi30k/$f.$l.gz" >"$data/$f.$l"; done; done
+  (cd "$data" && sha256sum --quiet -c "$root/data/multi30k/SHA256SUMS")
+fi
+for f in train val test2016; do for l in en de; do
+  [[ -r $data/$f.$l ]] || { echo "multi30k.sh: missing $data/$f.$l" >&2; exit 1; }
+done; done
+
+tt-tokenize train --input "$data/train.en" "$data/train.de" --model-prefix "$run/spm" --vocab-size "${VOCAB:-8000}" \
+  --model-type unigram --character-coverage 1.0 --threads "$threads" --quiet
+stop=(--time-limit "${TIME_LIMIT:-2h}" --early-stop 6)
+[[ ${MAX_STEPS:-0} -gt 0 ]] && stop+=(--max-steps "$MAX_STEPS")
+tt-train --preset tiny --dropout "${DROPOUT:-0.1}" --spm "$run/spm.model" \
+  --train "$data/train.en" "$data/train.de" --valid "$data/val.en" "$data/val.de" \
+  --batch-tokens "${BATCH_TOKENS:-4096}" --lr "${LR:-0.0015}" --warmup-steps "${WARMUP:-800}" \
+  --valid-every 500 --keep-last 5 "${stop[@]}" --threads "$threads" --seed "${SEED:-1}" -o "$run/train"
+THREADS=$threads "$root/bench/quality.sh" "$run/train" "$data/test2016.en" "$data/test2016.de"
