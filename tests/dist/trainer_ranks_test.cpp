@@ -118,7 +118,7 @@ TEST_CASE("Trainer: 2 ranks x accum 1 give 1 process x accum 2 (a step covers ra
   CHECK(relative_difference(two, ranks[0].weights) < 1e-5);
 }
 
-TEST_CASE("rng_stream: batch 0 is the step's stream; batches differ from each other and other steps", "[dist]") {
+TEST_CASE("rng_stream: batch 0 is the step's stream, and batches differ from each other and other steps", "[dist]") {
   using tt::util::rng_stream;
   using tt::util::RngPurpose;
   CHECK(rng_stream(RngPurpose::dropout, 7, 3, 0) == rng_stream(RngPurpose::dropout, 7, 3));
@@ -127,7 +127,7 @@ TEST_CASE("rng_stream: batch 0 is the step's stream; batches differ from each ot
   CHECK(rng_stream(RngPurpose::dropout, 7, 3, 1) != rng_stream(RngPurpose::dropout, 7, 3, 2));
 }
 
-TEST_CASE("launcher_size: the launcher's environment; make_communicator is local for one process", "[dist]") {
+TEST_CASE("launcher_size: the launcher's environment, and make_communicator is local for one process", "[dist]") {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}) unsetenv(name);
   CHECK(tt::dist::launcher_size() == 1);
   setenv("PMI_SIZE", "4", 1);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <exception>
 #include <string>
 
 #include "util/error.h"
@@ -48,7 +49,9 @@ MpiCommunicator::MpiCommunicator() {
 }
 
 MpiCommunicator::~MpiCommunicator() {
-  if (!owns_mpi_) return;
+  // Unwinding an error: MPI_Finalize would wait for ranks that are waiting for this one. Exit without it;
+  // the tool prints the error, and the launcher, seeing a rank end without finalising, stops the others.
+  if (!owns_mpi_ || std::uncaught_exceptions() > 0) return;
   int finalised = 0;
   MPI_Finalized(&finalised);
   if (!finalised) MPI_Finalize();

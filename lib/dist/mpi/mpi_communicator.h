@@ -10,7 +10,7 @@ namespace tt::dist {
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator();  // MPI_Init_thread (funneled) unless MPI is already initialised
-  ~MpiCommunicator() override;  // MPI_Finalize if this object initialised MPI
+  ~MpiCommunicator() override;  // MPI_Finalize if this object initialised MPI (not while an error unwinds)
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
 

@@ -1,6 +1,7 @@
 // tt-train over MPI, as a user launches it (mpirun -np 2 on localhost): the same weights as one process with
 // twice the accumulation, resume with another rank count, and a killed rank ending the run. Skipped (exit
-// status 77, registered as SKIP_RETURN_CODE) where this build has no MPI or mpirun is absent.
+// status 77, registered as SKIP_RETURN_CODE) where this build has no MPI or mpirun is absent. This file
+// sorts after trainer_ranks_test.cpp, so a direct run of the binary has done the thread tests before a skip.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -155,7 +156,7 @@ TEST_CASE("mpi: a 2-rank run resumes on 1 process and a 1-process run on 2 ranks
   CHECK(starts == 3);
 }
 
-TEST_CASE("mpi: a killed rank ends the run within seconds; the last checkpoint stays intact", "[dist]") {
+TEST_CASE("mpi: a killed rank ends the run within seconds, and the last checkpoint stays intact", "[dist]") {
   const std::string launch = mpirun();
   Fixture fx;
   const std::string run = fx.dir.file("run"), err = fx.dir.file("stderr");
@@ -216,4 +217,23 @@ TEST_CASE("mpi: a killed rank ends the run within seconds; the last checkpoint s
   const auto state = nlohmann::json::parse(read_file(last + "/trainer.json"));
   CHECK(state["step"].get<int64_t>() >= 2);
   CHECK(state["step"].get<int64_t>() % 2 == 0);
+}
+
+TEST_CASE("mpi: a rank that cannot use its data stops every rank with its message", "[dist]") {
+  const std::string launch = mpirun();
+  Fixture fx;
+  const std::string empty = fx.dir.write("empty.txt", ""), run = fx.dir.file("run");
+  // Rank 1 is given an empty corpus (as if its copy of the data were missing): it fails after MPI started.
+  const std::string good = tool("tt-train") + fx.data() + " --max-steps 1000 -o " + q(run);
+  const std::string bad = tool("tt-train") + " --train " + q(empty) + " " + q(empty) + " --spm " + q(fx.spm) +
+                          " --threads 1 --quiet" + tiny_model + " --max-steps 1000 -o " + q(run);
+  const std::string script = "if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then exec " + bad + "; else exec " + good + "; fi";
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_command("timeout 60 " + launch + "2 sh -c " + q(script));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.err);
+  CHECK(r.status != 0);
+  CHECK(r.status != 124);  // not the timeout: no hang
+  CHECK(seconds < 30);
+  CHECK(r.err.find("no training pairs") != std::string::npos);
 }
