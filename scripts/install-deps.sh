@@ -7,6 +7,7 @@ packages=(
   g++ cmake make pkg-config
   libcli11-dev libsentencepiece-dev sentencepiece libdnnl-dev nlohmann-json3-dev catch2
   libutf8proc-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -21,6 +21,7 @@
 #include "cli/run_tool.h"
 #include "data/parallel_corpus.h"
 #include "data/spm_tokenizer.h"
+#include "dist/communicator.h"
 #include "io/model_dir.h"
 #include "io/model_vocab.h"
 #include "nn/config.h"
@@ -204,25 +205,40 @@ std::string config_diff(const ModelConfig& a, const ModelConfig& b) {
   return out;
 }
 
+// Every rank starts from rank 0's parameters (initialisation is deterministic, a loaded file is the same
+// file, but one broadcast makes it certain).
+void broadcast_parameters(tt::dist::Communicator& comm, tt::nn::ParameterSet& params) {
+  if (comm.size() == 1) return;
+  std::vector<float> host = params.values().to_host_f32();
+  comm.broadcast(host.data(), static_cast<int64_t>(host.size() * sizeof(float)), 0);
+  params.values().backend().copy_from_host(params.values().f32(), host.data(), host.size() * sizeof(float));
+}
+
 int synthetic_main(const ModelConfig& config, const tt::cli::CommonOptions& common, const std::string& init_dir,
-                   const std::string& output_dir, const tt::train::SyntheticOptions& options, const std::string& task) {
+                   const std::string& output_dir, const tt::train::SyntheticOptions& options, const std::string& task,
+                   tt::dist::Communicator& comm) {
   auto backend = tt::backend::make_backend(common.device, common.threads);
   tt::nn::Transformer model(config, *backend);
   if (!init_dir.empty()) tt::io::load_model_weights(init_dir, model.params());
   else model.init_parameters(common.seed);
-  if (!common.quiet)
+  broadcast_parameters(comm, model.params());
+  const bool talk = !common.quiet && comm.is_root();
+  if (talk)
     std::cerr << "tt-train: " << config.parameter_count() << " parameters on " << backend->name() << ", batch "
-              << options.batch_size << " x " << options.src_len << " -> " << options.tgt_len << "\n";
+              << options.batch_size << " x " << options.src_len << " -> " << options.tgt_len
+              << (comm.size() > 1 ? " on each of " + std::to_string(comm.size()) + " ranks (" + comm.name() + ")" : "")
+              << "\n";
 
-  const double step_tokens = static_cast<double>(options.batch_size) * options.tgt_len;
+  const double step_tokens = static_cast<double>(options.batch_size) * options.tgt_len * comm.size();
   auto result = tt::train::train_synthetic(model, options, [&](const tt::train::StepReport& r) {
-    if (common.quiet) return;
+    if (!talk) return;
     char line[160];
     std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.3g  %.3f s  %.0f tgt tok/s\n",
                   static_cast<long long>(r.step), static_cast<long long>(options.steps), r.loss, r.lr, r.seconds,
                   step_tokens / r.seconds);
     std::cerr << line;
-  });
+  }, &comm);
+  if (!comm.is_root()) return 0;
   if (!output_dir.empty()) {
     tt::io::save_model_dir(output_dir, config, model.params());
     if (!common.quiet) std::cerr << "tt-train: saved " << output_dir << "\n";
@@ -232,6 +248,7 @@ int synthetic_main(const ModelConfig& config, const tt::cli::CommonOptions& comm
   out["bench"] = "train";
   out["device"] = backend->name();
   out["threads"] = common.threads;
+  out["ranks"] = comm.size();
   out["parameters"] = config.parameter_count();
   out["batch"] = {options.batch_size, options.src_len, options.tgt_len};
   out["steps"] = options.steps;
@@ -240,6 +257,7 @@ int synthetic_main(const ModelConfig& config, const tt::cli::CommonOptions& comm
   out["last_loss"] = round_to(result.losses.back(), 4);
   out["median_step_s"] = round_to(result.median_step_s, 5);
   out["tgt_tok_s"] = round_to(result.tgt_tok_s, 1);
+  out["median_allreduce_s"] = round_to(result.median_allreduce_s, 6);
   out["peak_rss_mb"] = round_to(peak_rss_mb(), 1);
   nlohmann::json times = nlohmann::json::array();
   for (double t : result.step_seconds) times.push_back(round_to(t, 5));
@@ -273,8 +291,10 @@ void check_writable(const std::string& run_dir) {
 }  // the uncommitted probe is removed
 
 int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given, const ModelFlags& flags,
-                CorpusFlags& f, const tt::cli::CommonOptions& common) {
+                CorpusFlags& f, const tt::cli::CommonOptions& common, tt::dist::Communicator& comm) {
   using namespace tt;
+  // Data parallel: every rank reads the data (and, resuming, the checkpoint) itself; rank 0 alone writes.
+  const bool root = comm.is_root();
   train::RunConfig rc = f.config;
   train::TrainerState state;
   std::string run_dir, resume_from, source_spm = rc.data.source_spm, target_spm = rc.data.target_spm;
@@ -331,9 +351,14 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
                       "lower --max-len or raise --max-positions");
   if (rc.run.keep_last < 1) throw ConfigError("--keep-last must be at least 1");
 
-  check_writable(run_dir);
   const std::string log_path = rc.log.empty() ? (fs::path(run_dir) / "log.jsonl").string() : rc.log;
-  train::RunLog log(log_path);
+  std::optional<train::RunLog> log;
+  if (root) {
+    check_writable(run_dir);
+    log.emplace(log_path);
+  } else {
+    log.emplace();  // discards
+  }
 
   auto backend = backend::make_backend(common.device, common.threads);
   const int threads = cli::resolve_threads(common.threads);
@@ -350,7 +375,7 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
 
   std::optional<data::ParallelCorpus> valid_corpus;
   std::optional<train::Validator> validator;
-  if (!rc.data.valid_src.empty()) {
+  if (!rc.data.valid_src.empty() && root) {  // only rank 0 validates
     data::CorpusFilter valid_filter;  // keep what the model can take; only empty pairs go
     valid_filter.max_len = config.max_positions - 1;
     valid_corpus = data::ParallelCorpus::load(rc.data.valid_src, rc.data.valid_tgt, src_spm, tgt_spm, valid_filter, threads);
@@ -361,7 +386,7 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
   }
 
   nn::Transformer model(config, *backend);
-  train::Trainer trainer(model, source, rc.trainer);
+  train::Trainer trainer(model, source, rc.trainer, comm);
   if (!resume_from.empty()) {
     io::load_model_weights(resume_from, model.params());
     train::load_optimizer(resume_from, trainer.optimizer());
@@ -373,6 +398,7 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
     model.init_parameters(rc.trainer.seed);
     state.seed = rc.trainer.seed;
   }
+  broadcast_parameters(comm, model.params());
   state.options = train::to_json(rc);
 
   const double padding = source.batcher().padding_fraction();
@@ -382,8 +408,12 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
                        {"padding", round_to(padding, 4)}, {"options", state.options}};
   if (valid_corpus) start["valid"] = corpus_json(valid_corpus->stats());
   if (!resume_from.empty()) start["resumed_from"] = fs::relative(resume_from, run_dir).string();
-  log.write(start);
-  if (!common.quiet) {
+  if (comm.size() > 1) start["ranks"] = comm.size();
+  log->write(start);
+  if (!common.quiet && root) {
+    if (comm.size() > 1)
+      std::cerr << "tt-train: data parallel over " << comm.size() << " ranks (" << comm.name() << "), "
+                << trainer.batches_per_step() << " batches per step\n";
     std::cerr << "tt-train: " << backend->name() << ", " << threads << (threads == 1 ? " thread, " : " threads, ") << config.parameter_count()
               << " parameters (d_model " << config.d_model << ", " << config.n_layers_enc << "+" << config.n_layers_dec
               << " layers, vocab " << config.vocab_size_src
@@ -415,7 +445,7 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
   };
   util::SignalGuard signals;
   const train::RunResult result = train::run_training(trainer, state, validator ? &*validator : nullptr, contents,
-                                                      rc.run, log, &signals, callbacks);
+                                                      rc.run, *log, &signals, callbacks);
   return result.reason == train::StopReason::signal ? util::SignalGuard::exit_status(result.signal) : 0;
 }
 
@@ -558,7 +588,8 @@ int train_main(int argc, char** argv) {
     bool model_flags_given = app.get_option("--preset")->count() > 0 || !config_path.empty();
     for (const CLI::Option* o : app.get_options())
       if (o->get_group() == "Model (override the preset and --config)" && o->count() > 0) model_flags_given = true;
-    return corpus_main(app, config, model_flags_given, flags, f, common);
+    const std::unique_ptr<tt::dist::Communicator> comm = tt::dist::make_communicator("tt-train");
+    return corpus_main(app, config, model_flags_given, flags, f, common, *comm);
   }
 
   config.validate();
@@ -578,7 +609,8 @@ int train_main(int argc, char** argv) {
   options.warmup_steps = rc.trainer.schedule.warmup_steps;
   options.lr_scale = rc.trainer.schedule.scale;
   options.task = task == "copy" ? tt::train::SyntheticTask::copy : tt::train::SyntheticTask::random;
-  return synthetic_main(config, common, init_dir, output_dir, options, task);
+  const std::unique_ptr<tt::dist::Communicator> comm = tt::dist::make_communicator("tt-train");
+  return synthetic_main(config, common, init_dir, output_dir, options, task, *comm);
 }
 
 }  // namespace

@@ -16,11 +16,12 @@ struct StepContext {
   bool dropout = false;   // training mode
   uint64_t seed = 0;
   int64_t step = 0;
+  uint64_t batch = 0;     // the batch's index within the step, over all ranks (util::rng_stream)
 
   // The rate to use: `rate` in training, 0 in evaluation / inference.
   float rate(float rate) const { return dropout ? rate : 0.0f; }
   backend::DropoutKey key(uint32_t site) const {
-    return backend::DropoutKey{seed, util::rng_stream(util::RngPurpose::dropout, static_cast<uint64_t>(step), site)};
+    return backend::DropoutKey{seed, util::rng_stream(util::RngPurpose::dropout, static_cast<uint64_t>(step), site, batch)};
   }
 };
 

@@ -36,12 +36,14 @@
 
 namespace tt::nn {
 
-// Where dropout masks come from: stream = rng_stream(dropout, step, site) for a distinct site per
-// (layer, place). dropout = false: evaluation mode (no dropout anywhere).
+// Where dropout masks come from: stream = rng_stream(dropout, step, site, batch) for a distinct site per
+// (layer, place); batch is the batch's index within the step over all ranks. dropout = false: evaluation
+// mode (no dropout anywhere).
 struct StepRng {
   uint64_t seed = 0;
   int64_t step = 0;
   bool dropout = true;
+  uint64_t batch = 0;
 };
 
 // Optional capture of attention weights (after softmax, before attention dropout) into tensors the caller

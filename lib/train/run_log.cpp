@@ -14,6 +14,7 @@ RunLog::RunLog(std::string path) : path_(std::move(path)) {
 }
 
 void RunLog::write(const nlohmann::json& record) {
+  if (path_.empty()) return;
   out_ << record.dump() << '\n';
   out_.flush();
   if (!out_) throw IoError("cannot write the log " + path_ + " (disk full?)");

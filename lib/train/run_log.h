@@ -13,6 +13,8 @@ class RunLog {
  public:
   // Opens `path` for appending (creating it). Throws tt::IoError naming it when it cannot be written.
   explicit RunLog(std::string path);
+  // A log that discards every record: the ranks other than 0 of a data-parallel run.
+  RunLog() = default;
   void write(const nlohmann::json& record);
   const std::string& path() const { return path_; }
 

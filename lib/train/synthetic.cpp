@@ -43,7 +43,7 @@ nn::Batch synthetic_batch(const nn::ModelConfig& config, SyntheticTask task, int
 }
 
 SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& o,
-                                const std::function<void(const StepReport&)>& on_step) {
+                                const std::function<void(const StepReport&)>& on_step, dist::Communicator* comm) {
   const nn::ModelConfig& config = model.config();
   if (o.steps < 1) throw ConfigError("--synthetic-steps (" + std::to_string(o.steps) + ") must be at least 1");
   if (o.batch_size < 1) throw ConfigError("--batch-size (" + std::to_string(o.batch_size) + ") must be at least 1");
@@ -59,7 +59,9 @@ SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& 
   trainer_options.schedule.warmup_steps = o.warmup_steps;
   trainer_options.schedule.scale = o.lr_scale;
   trainer_options.seed = o.seed;
-  Trainer trainer(model, source, trainer_options);
+  dist::LocalCommunicator local;
+  Trainer trainer(model, source, trainer_options, comm ? *comm : local);
+  std::vector<double> reduce_seconds;
   SyntheticResult result;
   for (int64_t step = 1; step <= o.steps; ++step) {
     // Batch generation is the data pipeline's job, outside the timed step (as in the anchor).
@@ -69,6 +71,8 @@ SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& 
     report.loss = stats.loss();
     report.lr = stats.lr;
     report.seconds = stats.seconds;
+    report.allreduce_seconds = stats.allreduce_seconds;
+    reduce_seconds.push_back(stats.allreduce_seconds);
     result.losses.push_back(report.loss);
     result.step_seconds.push_back(report.seconds);
     if (on_step) on_step(report);
@@ -78,7 +82,11 @@ SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& 
   std::sort(steady.begin(), steady.end());
   const size_t n = steady.size();
   result.median_step_s = n % 2 ? steady[n / 2] : 0.5 * (steady[n / 2 - 1] + steady[n / 2]);
-  result.tgt_tok_s = static_cast<double>(o.batch_size) * o.tgt_len / result.median_step_s;
+  result.tgt_tok_s = static_cast<double>(trainer.batches_per_step()) * o.batch_size * o.tgt_len / result.median_step_s;
+  std::vector<double> steady_reduce(reduce_seconds.begin() + (o.steps > 3 ? 3 : 0), reduce_seconds.end());
+  std::sort(steady_reduce.begin(), steady_reduce.end());
+  result.median_allreduce_s =
+      n % 2 ? steady_reduce[n / 2] : 0.5 * (steady_reduce[n / 2 - 1] + steady_reduce[n / 2]);
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "dist/communicator.h"
 #include "nn/batch.h"
 #include "nn/config.h"
 #include "nn/transformer.h"
@@ -56,18 +57,22 @@ struct StepReport {
   double loss = 0;   // label-smoothed loss per target token
   double lr = 0;
   double seconds = 0;  // forward + backward + Adam, device synchronised
+  double allreduce_seconds = 0;  // of `seconds`, summing over the ranks (data parallel)
 };
 
 struct SyntheticResult {
   std::vector<double> losses;
   std::vector<double> step_seconds;
   double median_step_s = 0;  // over the steps after the first 3 (all steps when there are <= 3)
-  double tgt_tok_s = 0;      // target tokens per second at the median step time
+  double tgt_tok_s = 0;      // target tokens per second at the median step time, all ranks together
+  double median_allreduce_s = 0;  // all-reduce seconds per step, median over the same steps
 };
 
 // Trains `model` (parameters already initialised or loaded) for options.steps Adam steps. Throws
 // tt::ConfigError for impossible options (naming the flag). `on_step` (may be empty) sees every step.
+// With a communicator of N ranks, each step covers N batches of options.batch_size (one per rank).
 SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& options,
-                                const std::function<void(const StepReport&)>& on_step);
+                                const std::function<void(const StepReport&)>& on_step,
+                                dist::Communicator* comm = nullptr);
 
 }  // namespace tt::train

@@ -1,8 +1,10 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/elementwise.h"
@@ -10,47 +12,120 @@
 
 namespace tt::train {
 
-double StepStats::ppl() const { return tokens ? std::exp(nll_sum / static_cast<double>(tokens)) : 0.0; }
+namespace {
 
-Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options)
-    : model_(model),
-      source_(source),
-      options_(options),
-      schedule_(model.config().d_model, options.schedule),
-      adam_(model.params(), options.adam),
-      arena_(model.backend()) {
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+void check_options(const TrainerOptions& options) {
   if (options.accum < 1) throw ConfigError("--accum (" + std::to_string(options.accum) + ") must be at least 1");
   if (!(options.clip_norm >= 0) || !std::isfinite(options.clip_norm))
     throw ConfigError("--clip-norm must be 0 (off) or a positive number");
   if (!(options.adam.weight_decay >= 0) || !std::isfinite(options.adam.weight_decay))
     throw ConfigError("--weight-decay must be 0 or a positive number");
+  if (options.bucket_floats < 1) throw ConfigError("the all-reduce bucket size must be at least 1 float");
+}
+
+}  // namespace
+
+double StepStats::ppl() const { return tokens ? std::exp(nll_sum / static_cast<double>(tokens)) : 0.0; }
+
+Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options)
+    : own_comm_(std::make_unique<dist::LocalCommunicator>()),
+      comm_(*own_comm_),
+      model_(model),
+      source_(source),
+      options_(options),
+      schedule_(model.config().d_model, options.schedule),
+      adam_(model.params(), options.adam),
+      arena_(model.backend()) {
+  check_options(options);
+}
+
+Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options, dist::Communicator& comm)
+    : comm_(comm),
+      model_(model),
+      source_(source),
+      options_(options),
+      schedule_(model.config().d_model, options.schedule),
+      adam_(model.params(), options.adam),
+      arena_(model.backend()) {
+  check_options(options);
+}
+
+// The flat gradient in buckets of options_.bucket_floats: few, large messages (each all-reduce has a fixed
+// latency) without one giant temporary. Device memory goes through a host buffer unless the communicator
+// takes it directly.
+void Trainer::all_reduce_grads() {
+  const tensor::Tensor& grads = model_.params().grads();
+  const int64_t n = grads.numel(), bucket = options_.bucket_floats;
+  float* data = grads.f32();
+  if (grads.backend().device() == tensor::Device::cpu || comm_.accepts_device_memory()) {
+    for (int64_t begin = 0; begin < n; begin += bucket) comm_.all_reduce_sum(data + begin, std::min(bucket, n - begin));
+    return;
+  }
+  std::vector<float> host(static_cast<size_t>(std::min(bucket, n)));
+  backend::Backend& backend = model_.backend();
+  for (int64_t begin = 0; begin < n; begin += bucket) {
+    const int64_t count = std::min(bucket, n - begin);
+    const size_t bytes = static_cast<size_t>(count) * sizeof(float);
+    backend.copy_to_host(host.data(), data + begin, bytes);
+    comm_.all_reduce_sum(host.data(), count);
+    backend.copy_from_host(data + begin, host.data(), bytes);
+  }
 }
 
 StepStats Trainer::step() {
   StepStats stats;
   stats.step = adam_.steps() + 1;
-  // All K batches first: the loss is scaled by the whole step's target tokens, so the update does not
-  // depend on how the tokens are split into batches.
-  std::vector<nn::Batch> batches;
-  batches.reserve(static_cast<size_t>(options_.accum));
-  for (int k = 0; k < options_.accum; ++k) {
-    batches.push_back(source_.next());
-    stats.tokens += batches.back().target_tokens();
-    for (int32_t length : batches.back().src_lengths) stats.src_tokens += length;
+  const int ranks = comm_.size(), rank = comm_.rank();
+  const int64_t global = batches_per_step();
+  // Every rank reads all of the step's batches (so every source stays at the same position) and keeps its
+  // share. All of them first: the loss is scaled by the whole step's target tokens, so the update does not
+  // depend on how the tokens are split into batches or ranks.
+  std::vector<std::pair<int64_t, nn::Batch>> mine;
+  mine.reserve(static_cast<size_t>(options_.accum));
+  int64_t counts[2] = {0, 0};  // target tokens, source tokens of this rank's batches
+  for (int64_t g = 0; g < global; ++g) {
+    nn::Batch batch = source_.next();
+    if (g % ranks != rank) continue;
+    counts[0] += batch.target_tokens();
+    for (int32_t length : batch.src_lengths) counts[1] += length;
+    mine.emplace_back(g, std::move(batch));
   }
-  stats.batches = options_.accum;
-  const auto t0 = std::chrono::steady_clock::now();
+  stats.batches = static_cast<int>(global);
+  const auto t0 = Clock::now();
+  double reduce_s = 0;
+  auto timed_reduce = [&](auto&& reduce) {
+    const auto r0 = Clock::now();
+    reduce();
+    reduce_s += seconds_since(r0);
+  };
+  timed_reduce([&] { comm_.all_reduce_sum(counts, 2); });
+  stats.tokens = counts[0];
+  stats.src_tokens = counts[1];
   nn::ParameterSet& params = model_.params();
   params.zero_grad();
   const float grad_scale = 1.0f / static_cast<float>(std::max<int64_t>(stats.tokens, 1));
-  for (int k = 0; k < options_.accum; ++k) {
+  for (const auto& [g, batch] : mine) {
     tensor::ArenaScope scope(arena_);
-    const int64_t micro_step = (stats.step - 1) * options_.accum + k + 1;
-    const nn::LossStats loss = model_.forward_backward(batches[static_cast<size_t>(k)], arena_,
-                                                       nn::StepRng{options_.seed, micro_step, true}, grad_scale);
+    const nn::LossStats loss = model_.forward_backward(
+        batch, arena_, nn::StepRng{options_.seed, stats.step, true, static_cast<uint64_t>(g)}, grad_scale);
     stats.loss_sum += loss.loss_sum;
     stats.nll_sum += loss.nll_sum;
   }
+  if (ranks > 1) {
+    model_.backend().synchronize();
+    double losses[2] = {stats.loss_sum, stats.nll_sum};
+    timed_reduce([&] {
+      comm_.all_reduce_sum(losses, 2);
+      all_reduce_grads();
+    });
+    stats.loss_sum = losses[0];
+    stats.nll_sum = losses[1];
+  }
+  // Every rank sees the same sums, so every rank stops here alike.
   if (!std::isfinite(stats.loss_sum))
     throw Error("step " + std::to_string(stats.step) + ": the training loss is not finite (" +
                     std::to_string(stats.loss_sum) + "); the model diverged",
@@ -67,7 +142,8 @@ StepStats Trainer::step() {
   stats.lr = schedule_.lr(stats.step);
   adam_.step(params, static_cast<float>(stats.lr));
   model_.backend().synchronize();
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats.seconds = seconds_since(t0);
+  stats.allreduce_seconds = reduce_s;
   return stats;
 }
 

@@ -2,11 +2,19 @@
 // optional gradient-norm clipping over the flat gradient, Adam (optionally with decoupled weight decay)
 // at the scheduled learning rate. Everything that makes a step reproducible is a function of
 // (seed, step, batch position), so a checkpoint's step count, Adam state and batch position resume it
-// to the bit: dropout masks of micro-batch k of step s use Philox step (s - 1) * accum + k + 1.
+// to the bit: dropout masks of batch g of step s use the Philox stream of (seed, s, g).
+//
+// Data parallel (dist::Communicator with N ranks): a step covers N * accum batches, taken from the source
+// in the same order on every rank; rank r trains batches g = r, r + N, r + 2N, ... of them. Gradients (the
+// flat buffer, in buckets), token counts and losses are summed over the ranks before clipping and Adam, so
+// every rank applies the same update, and the step is the one a single process with N * accum batches
+// per step makes (up to the order of fp32 sums).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
+#include "dist/communicator.h"
 #include "nn/transformer.h"
 #include "tensor/arena.h"
 #include "train/adam.h"
@@ -21,6 +29,7 @@ struct TrainerOptions {
   AdamOptions adam;        // paper betas and eps; weight_decay (decoupled) 0
   LrScheduleOptions schedule;
   uint64_t seed = 1;       // dropout masks
+  int64_t bucket_floats = int64_t{1} << 22;  // gradient all-reduce bucket (16 MiB of fp32)
 };
 
 struct StepStats {
@@ -28,10 +37,11 @@ struct StepStats {
   double loss_sum = 0, nll_sum = 0;
   int64_t tokens = 0;     // target tokens of the step (all accumulated batches)
   int64_t src_tokens = 0;  // non-pad source tokens
-  int batches = 0;
+  int batches = 0;        // over all ranks
   double lr = 0;
   double grad_norm = 0;   // before clipping (computed only when clipping)
   double seconds = 0;     // forward + backward + update, device synchronised (batch fetching excluded)
+  double allreduce_seconds = 0;  // of `seconds`: summing gradients, tokens and losses over the ranks
   double loss() const { return tokens ? loss_sum / static_cast<double>(tokens) : 0.0; }
   double ppl() const;     // exp(nll per token)
 };
@@ -39,7 +49,12 @@ struct StepStats {
 class Trainer {
  public:
   // Keeps references to the model and the source. Throws tt::ConfigError for impossible options.
+  // Single process.
   Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options);
+  // One rank of a data-parallel run (keeps a reference to `comm`). Every rank must start from the same
+  // parameters, optimizer state and source position. A multi-rank communicator that cannot take device
+  // memory on a device backend is a tt::ConfigError.
+  Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options, dist::Communicator& comm);
 
   // One optimizer step. A loss or gradient that is not finite stops with a tt::Error naming the step
   // (the parameters are left as they were before the step).
@@ -52,8 +67,15 @@ class Trainer {
   BatchSource& source() { return source_; }
   nn::Transformer& model() { return model_; }
   const TrainerOptions& options() const { return options_; }
+  dist::Communicator& communicator() { return comm_; }
+  // Batches one step takes from the source: ranks * accum.
+  int64_t batches_per_step() const { return static_cast<int64_t>(comm_.size()) * options_.accum; }
 
  private:
+  void all_reduce_grads();
+
+  std::unique_ptr<dist::Communicator> own_comm_;  // the single-process constructor's LocalCommunicator
+  dist::Communicator& comm_;
   nn::Transformer& model_;
   BatchSource& source_;
   TrainerOptions options_;

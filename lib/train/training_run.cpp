@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <deque>
 
@@ -41,7 +42,7 @@ class Run {
       const RunOptions& options, RunLog& log, const util::SignalGuard* signals, const RunCallbacks& callbacks)
       : trainer_(trainer), state_(state), validator_(validator), checkpoint_(std::move(checkpoint)), o_(options),
         log_(log), signals_(signals), callbacks_(callbacks), start_(Clock::now()), last_save_(start_),
-        elapsed_base_(state.elapsed_s) {
+        elapsed_base_(state.elapsed_s), comm_(trainer.communicator()), root_(comm_.is_root()) {
     checkpoint_.adam = &trainer.optimizer();
     checkpoint_.state = &state_;
     if (validator_) {
@@ -68,7 +69,7 @@ class Run {
  private:
   RunResult run_loop() {
     RunResult result;
-    std::optional<StopReason> stop = limit_reached();
+    std::optional<StopReason> stop = agree(limit_reached(), result);
     while (!stop) {
       const StepStats stats = trainer_.step();
       state_.step = stats.step;
@@ -76,22 +77,29 @@ class Run {
       state_.elapsed_s = elapsed_base_ + session_seconds();
       account(stats);
       if (o_.report_every > 0 && stats.step % o_.report_every == 0) report();
-      if (signals_ && signals_->pending()) {
-        result.signal = signals_->pending();
-        stop = StopReason::signal;
-        break;
+      // Rank 0 decides (the others wait in agree()): a signal, a limit, or validation / saving.
+      std::optional<StopReason> decision;
+      if (signals_ && signals_->pending()) decision = StopReason::signal;
+      if (root_ && !decision) {
+        decision = limit_reached();
+        if (decision) {
+          // the end validates and saves
+        } else if (validator_ && o_.valid_every > 0 && stats.step % o_.valid_every == 0) {
+          if (validate()) decision = StopReason::early_stop;
+        } else if ((o_.save_every > 0 && stats.step % o_.save_every == 0) ||
+                   (o_.save_minutes > 0 &&
+                    std::chrono::duration<double>(Clock::now() - last_save_).count() >= 60.0 * o_.save_minutes)) {
+          save(false);
+        }
       }
-      stop = limit_reached();
-      if (stop) break;  // the end validates and saves
-      if (validator_ && o_.valid_every > 0 && stats.step % o_.valid_every == 0) {
-        if (validate()) stop = StopReason::early_stop;
-      } else if ((o_.save_every > 0 && stats.step % o_.save_every == 0) ||
-                 (o_.save_minutes > 0 &&
-                  std::chrono::duration<double>(Clock::now() - last_save_).count() >= 60.0 * o_.save_minutes)) {
-        save(false);
-      }
+      stop = agree(decision, result);
     }
     result.reason = *stop;
+    result.last_checkpoint = checkpoint_path(state_.step);
+    if (!root_) {
+      comm_.barrier();  // rank 0 validates and saves the last step
+      return result;
+    }
     // The end: validate (not after a signal: the user wants out) and make sure the last step is saved.
     if (tokens_since_report_ > 0 && o_.report_every > 0) report();
     if (*stop != StopReason::signal && validator_ && validated_step_ != state_.step) validate();
@@ -106,7 +114,23 @@ class Run {
       end[state_.best_metric_name == "bleu" ? "best_bleu" : "best_loss"] = round_to(*state_.best_metric, 4);
     }
     record(end);
+    comm_.barrier();
     return result;
+  }
+
+  // Every rank's view of whether to stop: rank 0's decision, or a signal that reached any rank. One
+  // collective per step (a no-op in a single process).
+  std::optional<StopReason> agree(std::optional<StopReason> decision, RunResult& result) {
+    const int pending = signals_ ? signals_->pending() : 0;
+    int64_t v[3] = {root_ && decision ? static_cast<int64_t>(*decision) + 1 : 0, pending ? 1 : 0,
+                    root_ ? pending : 0};
+    comm_.all_reduce_sum(v, 3);
+    if (v[1] > 0 && (v[0] == 0 || v[0] - 1 == static_cast<int64_t>(StopReason::signal))) {
+      result.signal = v[2] ? static_cast<int>(v[2]) : (pending ? pending : SIGTERM);
+      return StopReason::signal;
+    }
+    if (v[0] > 0) return static_cast<StopReason>(v[0] - 1);
+    return std::nullopt;
   }
 
   double session_seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
@@ -135,7 +159,7 @@ class Run {
     if (o_.max_epochs > 0 && per_epoch > 0) {
       const double batches = static_cast<double>(o_.max_epochs * per_epoch -
                                                  (state_.position.epoch * per_epoch + state_.position.index));
-      consider(batches / trainer_.options().accum * step_wall_s);
+      consider(batches / static_cast<double>(trainer_.batches_per_step()) * step_wall_s);
     }
     if (o_.time_limit_s > 0) consider(o_.time_limit_s - session_seconds());
     return eta < 0 ? eta : std::max(0.0, eta);
@@ -160,7 +184,7 @@ class Run {
       tok_s = step_s > 0 ? static_cast<double>(stats.tokens) / step_s : 0;
     }
     last_step_end_ = now;
-    if (callbacks_.on_step) callbacks_.on_step(StepView{stats, state_, epoch(), tok_s, eta(step_s)});
+    if (root_ && callbacks_.on_step) callbacks_.on_step(StepView{stats, state_, epoch(), tok_s, eta(step_s)});
   }
 
   void report() {
@@ -215,6 +239,7 @@ class Run {
   }
 
   void record(const nlohmann::json& j) {
+    if (!root_) return;
     log_.write(j);
     if (callbacks_.on_record) callbacks_.on_record(j);
   }
@@ -229,6 +254,8 @@ class Run {
   const RunCallbacks& callbacks_;
   Clock::time_point start_, last_save_;
   double elapsed_base_;
+  dist::Communicator& comm_;
+  bool root_;
   int64_t validated_step_ = -1, saved_step_ = -1;
   double loss_since_report_ = 0, nll_since_report_ = 0, last_report_ = 0, last_step_end_ = 0;
   int64_t tokens_since_report_ = 0;

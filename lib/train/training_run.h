@@ -53,6 +53,10 @@ struct RunResult {
   std::string last_checkpoint;  // relative to the run directory
 };
 
+// Data parallel (the trainer's communicator has N > 1 ranks): every rank calls run_training; rank 0
+// alone logs, validates and writes checkpoints (the others' `log`, `validator` and `callbacks` are not
+// used and they wait for it), and rank 0 decides when to stop (its clock, its validations; a signal on
+// any rank stops all), so all ranks take the same number of steps.
 // Runs until a stop condition. `state` holds where the run stands (a fresh state or a resumed one; the
 // trainer and its source must already be at state.step / state.position) and is kept up to date.
 // `checkpoint` gives the model, vocabulary and "training" section of every checkpoint (its adam and state

@@ -57,4 +57,19 @@ TT_HOST_DEVICE inline uint64_t rng_stream(RngPurpose purpose, uint64_t step, uin
   return (static_cast<uint64_t>(purpose) << 60) ^ (step << 20) ^ site;
 }
 
+// SplitMix64's finaliser: a bijection of 64-bit words with mix64(0) = 0.
+TT_HOST_DEVICE inline uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// The stream of (purpose, step, site) for batch `batch` of the step, counted over the whole step (all
+// ranks of a data-parallel run), so a mask never depends on how the step's batches are spread over
+// processes. Batch 0 is rng_stream(purpose, step, site); other batches move the stream by a hash of the
+// index (a clash with another (step, site) needs a 64-bit coincidence).
+TT_HOST_DEVICE inline uint64_t rng_stream(RngPurpose purpose, uint64_t step, uint32_t site, uint64_t batch) {
+  return rng_stream(purpose, step, site) ^ mix64(batch);
+}
+
 }  // namespace tt::util

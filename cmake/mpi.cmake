@@ -1,0 +1,15 @@
+# TT_MPI: data-parallel training over MPI (lib/dist). ON when an MPI C++ library is found (Debian:
+# libopenmpi-dev openmpi-bin), unless the user says otherwise. Without it tt-train runs single-process.
+find_package(MPI COMPONENTS CXX QUIET)
+if(MPI_CXX_FOUND)
+  set(_tt_mpi_default ON)
+else()
+  set(_tt_mpi_default OFF)
+endif()
+option(TT_MPI "Build data-parallel training over MPI (needs an MPI C++ library)" ${_tt_mpi_default})
+if(TT_MPI AND NOT MPI_CXX_FOUND)
+  find_package(MPI COMPONENTS CXX REQUIRED)
+endif()
+if(TT_MPI)
+  find_program(TT_MPIEXEC NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})
+endif()
