@@ -49,8 +49,8 @@ out=$(cd "$out" && pwd)
 
 # The recipe: tiny preset (4+4 layers, d_model 128), a joint 8k SentencePiece vocabulary, token batches,
 # the inverse-square-root schedule with a peak learning rate (what short runs on small data want).
-vocab=8000 batch_tokens=4096 lr=0.002 warmup=800 valid_every=500
-max_steps=${steps:-6000}
+vocab=8000 batch_tokens=2048 lr=0.0015 warmup=400 valid_every=400 dropout=0.1
+max_steps=${steps:-2400}
 if ((quick)); then
   vocab=1000 batch_tokens=2048 warmup=60 valid_every=100
   max_steps=${steps:-200}
@@ -76,7 +76,7 @@ run tt-tokenize train --input "$d/train.en" "$d/train.de" --model-prefix "$d/spm
 
 say "2. train a tiny Transformer en->de ($max_steps steps)"
 started=$(date +%s)
-run tt-train --preset tiny --spm "$d/spm.model" --train "$d/train.en" "$d/train.de" --valid "$d/val.en" "$d/val.de" \
+run tt-train --preset tiny --dropout "$dropout" --spm "$d/spm.model" --train "$d/train.en" "$d/train.de" --valid "$d/val.en" "$d/val.de" \
   --batch-tokens "$batch_tokens" --lr "$lr" --warmup-steps "$warmup" --max-steps "$max_steps" \
   --valid-every "$valid_every" --keep-last 5 --threads "$threads" --seed 1 -o "$out/run"
 train_minutes=$(awk -v s="$started" -v e="$(date +%s)" 'BEGIN { printf "%.1f", (e - s) / 60 }')
