@@ -24,6 +24,9 @@ namespace m = tt::metrics;
 
 namespace {
 
+// Largest --paired-bs-n/--paired-ar-n/--confidence-n: the resampling draws n x segments indices up front.
+constexpr int max_resamples = 1'000'000;
+
 // sacreBLEU's multi-letter single-dash flags, which CLI11 cannot declare, become their long forms.
 std::vector<std::string> expand_short_flags(int argc, char** argv) {
   static const std::map<std::string, std::string> aliases = {
@@ -130,10 +133,13 @@ int bleu_main(int argc, char** argv) {
   app.add_flag("--sentence-level", f.sentence_level, "One score per line for the first metric (also -sl)");
   app.add_flag("--paired-bs", f.paired_bs, "Paired bootstrap resampling test; first -i file is the baseline (-pbs)");
   app.add_flag("--paired-ar", f.paired_ar, "Paired approximate randomization test (also -par)");
-  app.add_option("--paired-bs-n", f.paired_bs_n, "Bootstrap resamples (default 1000; also -pbsn)");
-  app.add_option("--paired-ar-n", f.paired_ar_n, "Randomization trials (default 10000; also -parn)");
+  // Counts are checked here, at the boundary: 0 or a negative count has no meaning (and used to crash).
+  const CLI::Range count(1, max_resamples);
+  app.add_option("--paired-bs-n", f.paired_bs_n, "Bootstrap resamples (default 1000; also -pbsn)")->check(count);
+  app.add_option("--paired-ar-n", f.paired_ar_n, "Randomization trials (default 10000; also -parn)")->check(count);
   app.add_flag("--confidence", f.confidence, "Bootstrap 95% confidence interval for one system (also -ci)");
-  app.add_option("--confidence-n", f.confidence_n, "Resamples for --confidence (default 1000; also -cin)");
+  app.add_option("--confidence-n", f.confidence_n, "Resamples for --confidence (default 1000; also -cin)")
+      ->check(count);
   app.add_option("--seed", f.seed, "Resampling seed (default: $SACREBLEU_SEED or 12345)");
   app.add_option("-f,--format", f.format, "Output format: json (default) or text")
       ->check(CLI::IsMember({"json", "text"}));

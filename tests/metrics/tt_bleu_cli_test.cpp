@@ -125,3 +125,23 @@ TEST_CASE("--help and --version exit 0 and print to stdout", "[metrics][cli]") {
   CHECK(version.status == 0);
   CHECK(contains(version.out, "tt-bleu"));
 }
+
+TEST_CASE("resample counts below 1 are usage errors (exit 2) naming the flag", "[metrics][cli]") {
+  for (const std::string flags : {"--paired-bs --paired-bs-n 0", "--paired-bs -pbsn -3", "--paired-ar --paired-ar-n 0",
+                                  "--paired-ar -parn -1"}) {
+    INFO(flags);
+    auto r = bleu("ref1.txt -i hyp.txt hyp2.txt " + flags);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, flags.find("bs") != std::string::npos ? "--paired-bs-n" : "--paired-ar-n"));
+  }
+  for (const std::string flags : {"--confidence --confidence-n 0", "-ci -cin -7"}) {
+    INFO(flags);
+    auto r = bleu("ref1.txt -i hyp.txt " + flags);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "--confidence-n"));
+  }
+  auto one = bleu("ref1.txt -i hyp.txt hyp2.txt --paired-bs --paired-bs-n 1 -f text");
+  CHECK(one.status == 0);
+  CHECK(contains(one.out, "Baseline: hyp.txt"));
+}
