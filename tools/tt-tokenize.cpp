@@ -10,9 +10,11 @@
 #include <charconv>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "cli/app.h"
+#include "cli/input_files.h"
 #include "cli/run_tool.h"
 #include "data/line_pipeline.h"
 #include "data/spm_tokenizer.h"
@@ -65,14 +67,31 @@ void append_ids(const std::vector<int>& ids, std::string& out) {
   }
 }
 
+// `s` with control characters spelled out (\r, \t, \x01), so a message shows what is really there.
+std::string visible(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 // Space-separated tokens of a line, empty tokens skipped (as spm_decode splits).
-std::vector<std::string> split_tokens(const std::string& line) {
+std::vector<std::string> split_tokens(std::string_view line) {
   std::vector<std::string> tokens;
   size_t start = 0;
   while (start <= line.size()) {
     size_t end = line.find(' ', start);
-    if (end == std::string::npos) end = line.size();
-    if (end > start) tokens.emplace_back(line, start, end - start);
+    if (end == std::string_view::npos) end = line.size();
+    if (end > start) tokens.emplace_back(line.substr(start, end - start));
     start = end + 1;
   }
   return tokens;
@@ -129,10 +148,13 @@ int decode(const FilterArgs& args) {
   SpmTokenizer tokenizer = SpmTokenizer::load(args.model);
   if (!args.extra_options.empty()) tokenizer.set_decode_extra_options(args.extra_options);
   const bool ids = args.format == "id";
-  run_filter(args, [&](const std::string& line, std::string& out) {
+  run_filter(args, [&](const std::string& raw, std::string& out) {
+    // Ids from a CRLF file: the CR ends the line, as spm_decode's number parsing accepts it.
+    std::string_view line(raw);
+    if (ids && !line.empty() && line.back() == '\r') line.remove_suffix(1);
     std::vector<std::string> tokens = split_tokens(line);
     if (!ids) {
-      check_utf8(line);
+      check_utf8(raw);
       out += tokenizer.decode_pieces(tokens);
       return;
     }
@@ -142,7 +164,7 @@ int decode(const FilterArgs& args) {
       int value = 0;
       auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
       if (ec != std::errc() || end != token.data() + token.size()) {
-        throw tt::FormatError("'" + token + "' is not an id",
+        throw tt::FormatError("'" + visible(token) + "' is not an id",
                               "decode --format id reads space-separated integers; use --format piece for pieces");
       }
       values.push_back(value);
@@ -164,6 +186,7 @@ int vocab(const std::string& model) {
 }
 
 int train(const tt::data::SpmTrainOptions& options, bool quiet) {
+  tt::cli::check_input_files(options.inputs);
   // Talk only to a person watching: a pipeline or a log stays silent unless --verbose.
   const bool talk = !quiet && !options.verbose && ::isatty(STDERR_FILENO);
   if (talk) std::cerr << "tt-tokenize: training a " << options.model_type << " model...\n";
@@ -188,9 +211,9 @@ void add_filter_options(CLI::App* sub, FilterArgs& args) {
 }
 
 void add_train_options(CLI::App* sub, tt::data::SpmTrainOptions& o, bool& quiet) {
+  // Existence is checked in train(): a missing file is exit 1 (a file problem), not a usage error.
   sub->add_option("-i,--input", o.inputs, "Training text, one sentence per line (several: joint vocabulary)")
-      ->required()
-      ->check(CLI::ExistingFile);
+      ->required();
   sub->add_option("-o,--model-prefix", o.model_prefix, "Output prefix")->required();
   sub->add_option("--vocab-size", o.vocab_size, "Vocabulary size")->required();
   sub->add_option("--model-type", o.model_type, "unigram, bpe, char or word")
@@ -217,7 +240,10 @@ void add_train_options(CLI::App* sub, tt::data::SpmTrainOptions& o, bool& quiet)
 int tokenize_main(int argc, char** argv) {
   CLI::App app{"Train and apply SentencePiece subword models (stdin -> stdout)."};
   tt::cli::configure_app(app, "tt-tokenize");
-  app.require_subcommand(1, 1);
+  // At most one subcommand; a missing one is reported below, after CLI11 has named any unknown flag.
+  app.require_subcommand(0, 1);
+  // `tt-tokenize encode --version` reaches the top-level --version flag.
+  app.fallthrough();
 
   tt::data::SpmTrainOptions train_options;
   train_options.threads = default_threads();
@@ -256,6 +282,11 @@ int tokenize_main(int argc, char** argv) {
     throw tt::cli::ExitRequest{2};
   }
   tt::cli::parse(app, argc, argv);
+  if (app.get_subcommands().empty()) {
+    std::cerr << "tt-tokenize: error: a subcommand is required: train, encode, decode or vocab\n"
+              << "Run 'tt-tokenize --help' for usage.\n";
+    throw tt::cli::ExitRequest{2};
+  }
   if (*train_cmd) return train(train_options, quiet);
   if (*encode_cmd) return encode(encode_args, alpha->count() > 0, seed->count() > 0);
   if (*decode_cmd) return decode(decode_args);
