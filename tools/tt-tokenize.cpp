@@ -10,13 +10,13 @@
 #include <charconv>
 #include <iostream>
 #include <sstream>
-#include <string_view>
 #include <thread>
 
 #include "cli/app.h"
 #include "cli/input_files.h"
 #include "cli/run_tool.h"
 #include "data/line_pipeline.h"
+#include "data/spm_ids.h"
 #include "data/spm_tokenizer.h"
 #include "data/spm_trainer.h"
 #include "util/error.h"
@@ -65,36 +65,6 @@ void append_ids(const std::vector<int>& ids, std::string& out) {
     auto r = std::to_chars(buf, buf + sizeof buf, ids[i]);
     out.append(buf, r.ptr);
   }
-}
-
-// `s` with control characters spelled out (\r, \t, \x01), so a message shows what is really there.
-std::string visible(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-// Space-separated tokens of a line, empty tokens skipped (as spm_decode splits).
-std::vector<std::string> split_tokens(std::string_view line) {
-  std::vector<std::string> tokens;
-  size_t start = 0;
-  while (start <= line.size()) {
-    size_t end = line.find(' ', start);
-    if (end == std::string_view::npos) end = line.size();
-    if (end > start) tokens.emplace_back(line.substr(start, end - start));
-    start = end + 1;
-  }
-  return tokens;
 }
 
 size_t run_filter(const FilterArgs& args, const tt::data::LineFunction& fn) {
@@ -148,27 +118,14 @@ int decode(const FilterArgs& args) {
   SpmTokenizer tokenizer = SpmTokenizer::load(args.model);
   if (!args.extra_options.empty()) tokenizer.set_decode_extra_options(args.extra_options);
   const bool ids = args.format == "id";
-  run_filter(args, [&](const std::string& raw, std::string& out) {
-    // Ids from a CRLF file: the CR ends the line, as spm_decode's number parsing accepts it.
-    std::string_view line(raw);
-    if (ids && !line.empty() && line.back() == '\r') line.remove_suffix(1);
-    std::vector<std::string> tokens = split_tokens(line);
+  run_filter(args, [&](const std::string& line, std::string& out) {
     if (!ids) {
-      check_utf8(raw);
-      out += tokenizer.decode_pieces(tokens);
+      check_utf8(line);
+      out += tokenizer.decode_pieces(tt::data::split_tokens(line));
       return;
     }
     std::vector<int> values;
-    values.reserve(tokens.size());
-    for (const auto& token : tokens) {
-      int value = 0;
-      auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-      if (ec != std::errc() || end != token.data() + token.size()) {
-        throw tt::FormatError("'" + visible(token) + "' is not an id",
-                              "decode --format id reads space-separated integers; use --format piece for pieces");
-      }
-      values.push_back(value);
-    }
+    tt::data::parse_id_line(line, values);
     out += tokenizer.decode_ids(values);
   });
   return 0;
