@@ -7,6 +7,8 @@ packages=(
   g++ cmake make pkg-config
   libcli11-dev libsentencepiece-dev sentencepiece libdnnl-dev nlohmann-json3-dev catch2
   libutf8proc-dev
+  clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes for scripts/fuzz.sh
+  groff-base                 # tests/cli renders the man pages to check they never hyphenate a flag
 )
 
 missing=()
