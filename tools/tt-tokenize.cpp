@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/app.h"
+#include "cli/common_options.h"
 #include "cli/input_files.h"
 #include "cli/run_tool.h"
 #include "data/line_pipeline.h"
@@ -162,7 +163,7 @@ void add_filter_options(CLI::App* sub, FilterArgs& args) {
       ->check(CLI::IsMember({"piece", "id"}))
       ->capture_default_str();
   sub->add_option("--threads", args.threads, "Worker threads (output order is preserved)")
-      ->check(CLI::Range(1, 256))
+      ->check(CLI::Range(1, tt::cli::max_threads))
       ->capture_default_str();
   sub->add_option("--extra-options", args.extra_options, "SentencePiece extra options, e.g. bos:eos or reverse");
 }
