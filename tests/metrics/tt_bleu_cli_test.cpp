@@ -117,7 +117,7 @@ TEST_CASE("bad input: one clear message and a non-zero exit", "[metrics][cli]") 
   CHECK(contains(r.err, "tt-bleu: error: --sentence-level takes one system"));
 }
 
-TEST_CASE("--help and --version exit 0 and print to stdout", "[metrics][cli]") {
+TEST_CASE("help and version: exit 0 and print to stdout", "[metrics][cli]") {
   auto help = run_command(tt::test::quoted(tool("tt-bleu")).append(" --help"));
   CHECK(help.status == 0);
   CHECK(contains(help.out, "--chrf-word-order"));
@@ -174,7 +174,7 @@ TEST_CASE("sacreBLEU flags: a malformed pair, another encoding and flag clashes 
   CHECK(bleu("ref1.txt -i hyp.txt -sh -f text").status == 0);
 }
 
-TEST_CASE("--num-refs splits one reference file on TABs, as two reference files score", "[metrics][cli]") {
+TEST_CASE("num-refs: one reference file split on TABs scores as two reference files", "[metrics][cli]") {
   const std::string two_files = bleu("ref2.txt ref1.txt -i hyp.txt -m bleu chrf ter -w 4 -f text").out;
   CHECK(bleu("refs_tab.txt -i hyp.txt -nr 2 -m bleu chrf ter -w 4 -f text").out == two_files);
   tt::test::TmpDir dir;
@@ -185,7 +185,7 @@ TEST_CASE("--num-refs splits one reference file on TABs, as two reference files 
   CHECK(contains(r.err, "ragged.tsv:2: expected 2 TAB-separated references, found 1"));
 }
 
-TEST_CASE("--threads is validated like every tool's (0..256) and does not change scores", "[metrics][cli]") {
+TEST_CASE("threads: validated like every tool's (0..256) and scores do not depend on it", "[metrics][cli]") {
   auto r = bleu("ref1.txt -i hyp.txt --threads 100000");
   CHECK(r.status == 2);
   CHECK(contains(r.err, "--threads"));
