@@ -1,10 +1,8 @@
 // CPU kernel timings on training-step shapes (not a test): GEMM GFLOP/s to set against
 // /work/shared/bench/gemm_peak.cpp, and the non-GEMM kernels in GB/s or µs per call.
 //
-// Build (after building tt_core in build-cpu):
-//   g++ -O2 -std=c++20 -fopenmp -Ilib bench/kernels.cpp build-cpu/lib/libtt_core.a build-cpu/lib/libtt_util.a \
-//       -ldnnl -o build-cpu/bench_kernels
-// Run:  build-cpu/bench_kernels [THREADS]   (default 2)
+// Built by CMake (bench/CMakeLists.txt, target bench_kernels).
+// Run:  build/bin/bench_kernels [THREADS]   (default 2)
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs everything tt needs to build, test and run its demo, from Debian's packages.
 # Idempotent: packages already present are left as they are.
+#   --test  also the test-only dependencies (headless Chromium for the tt-attnviz page test)
 set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
   libcli11-dev libsentencepiece-dev sentencepiece libdnnl-dev nlohmann-json3-dev catch2
   libutf8proc-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin  # data-parallel training (mpirun -np N tt-train)
+  clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes for scripts/fuzz.sh
+  groff-base                 # tests/cli renders the man pages to check they never hyphenate a flag
 )
+if [ "${1:-}" = "--test" ]; then
+  packages+=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -13,8 +13,11 @@
 #include <thread>
 
 #include "cli/app.h"
+#include "cli/common_options.h"
+#include "cli/input_files.h"
 #include "cli/run_tool.h"
 #include "data/line_pipeline.h"
+#include "data/spm_ids.h"
 #include "data/spm_tokenizer.h"
 #include "data/spm_trainer.h"
 #include "util/error.h"
@@ -63,19 +66,6 @@ void append_ids(const std::vector<int>& ids, std::string& out) {
     auto r = std::to_chars(buf, buf + sizeof buf, ids[i]);
     out.append(buf, r.ptr);
   }
-}
-
-// Space-separated tokens of a line, empty tokens skipped (as spm_decode splits).
-std::vector<std::string> split_tokens(const std::string& line) {
-  std::vector<std::string> tokens;
-  size_t start = 0;
-  while (start <= line.size()) {
-    size_t end = line.find(' ', start);
-    if (end == std::string::npos) end = line.size();
-    if (end > start) tokens.emplace_back(line, start, end - start);
-    start = end + 1;
-  }
-  return tokens;
 }
 
 size_t run_filter(const FilterArgs& args, const tt::data::LineFunction& fn) {
@@ -130,23 +120,13 @@ int decode(const FilterArgs& args) {
   if (!args.extra_options.empty()) tokenizer.set_decode_extra_options(args.extra_options);
   const bool ids = args.format == "id";
   run_filter(args, [&](const std::string& line, std::string& out) {
-    std::vector<std::string> tokens = split_tokens(line);
     if (!ids) {
       check_utf8(line);
-      out += tokenizer.decode_pieces(tokens);
+      out += tokenizer.decode_pieces(tt::data::split_tokens(line));
       return;
     }
     std::vector<int> values;
-    values.reserve(tokens.size());
-    for (const auto& token : tokens) {
-      int value = 0;
-      auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-      if (ec != std::errc() || end != token.data() + token.size()) {
-        throw tt::FormatError("'" + token + "' is not an id",
-                              "decode --format id reads space-separated integers; use --format piece for pieces");
-      }
-      values.push_back(value);
-    }
+    tt::data::parse_id_line(line, values);
     out += tokenizer.decode_ids(values);
   });
   return 0;
@@ -164,6 +144,7 @@ int vocab(const std::string& model) {
 }
 
 int train(const tt::data::SpmTrainOptions& options, bool quiet) {
+  tt::cli::check_input_files(options.inputs);
   // Talk only to a person watching: a pipeline or a log stays silent unless --verbose.
   const bool talk = !quiet && !options.verbose && ::isatty(STDERR_FILENO);
   if (talk) std::cerr << "tt-tokenize: training a " << options.model_type << " model...\n";
@@ -182,15 +163,15 @@ void add_filter_options(CLI::App* sub, FilterArgs& args) {
       ->check(CLI::IsMember({"piece", "id"}))
       ->capture_default_str();
   sub->add_option("--threads", args.threads, "Worker threads (output order is preserved)")
-      ->check(CLI::Range(1, 256))
+      ->check(CLI::Range(1, tt::cli::max_threads))
       ->capture_default_str();
   sub->add_option("--extra-options", args.extra_options, "SentencePiece extra options, e.g. bos:eos or reverse");
 }
 
 void add_train_options(CLI::App* sub, tt::data::SpmTrainOptions& o, bool& quiet) {
+  // Existence is checked in train(): a missing file is exit 1 (a file problem), not a usage error.
   sub->add_option("-i,--input", o.inputs, "Training text, one sentence per line (several: joint vocabulary)")
-      ->required()
-      ->check(CLI::ExistingFile);
+      ->required();
   sub->add_option("-o,--model-prefix", o.model_prefix, "Output prefix")->required();
   sub->add_option("--vocab-size", o.vocab_size, "Vocabulary size")->required();
   sub->add_option("--model-type", o.model_type, "unigram, bpe, char or word")
@@ -217,7 +198,10 @@ void add_train_options(CLI::App* sub, tt::data::SpmTrainOptions& o, bool& quiet)
 int tokenize_main(int argc, char** argv) {
   CLI::App app{"Train and apply SentencePiece subword models (stdin -> stdout)."};
   tt::cli::configure_app(app, "tt-tokenize");
-  app.require_subcommand(1, 1);
+  // At most one subcommand; a missing one is reported below, after CLI11 has named any unknown flag.
+  app.require_subcommand(0, 1);
+  // `tt-tokenize encode --version` reaches the top-level --version flag.
+  app.fallthrough();
 
   tt::data::SpmTrainOptions train_options;
   train_options.threads = default_threads();
@@ -256,6 +240,11 @@ int tokenize_main(int argc, char** argv) {
     throw tt::cli::ExitRequest{2};
   }
   tt::cli::parse(app, argc, argv);
+  if (app.get_subcommands().empty()) {
+    std::cerr << "tt-tokenize: error: a subcommand is required: train, encode, decode or vocab\n"
+              << "Run 'tt-tokenize --help' for usage.\n";
+    throw tt::cli::ExitRequest{2};
+  }
   if (*train_cmd) return train(train_options, quiet);
   if (*encode_cmd) return encode(encode_args, alpha->count() > 0, seed->count() > 0);
   if (*decode_cmd) return decode(decode_args);

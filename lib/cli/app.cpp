@@ -28,10 +28,23 @@ void parse(CLI::App& app, int argc, char** argv) {
     std::cout << e.what() << "\n";
     throw ExitRequest{0};
   } catch (const CLI::ParseError& e) {
-    std::cerr << app.get_name() << ": error: " << e.what() << "\n"
+    // CLI11 checks required options before it complains about unknown ones, so `tool sub --bgus`
+    // would say "--model is required": name the argument the user actually got wrong.
+    std::string message = e.what();
+    const std::vector<std::string> unknown = app.remaining(true);
+    if (dynamic_cast<const CLI::RequiredError*>(&e) && !unknown.empty()) {
+      message = "unknown argument '" + unknown.front() + "'";
+    }
+    std::cerr << app.get_name() << ": error: " << message << "\n"
               << "Run '" << app.get_name() << " --help' for usage.\n";
     throw ExitRequest{2};
   }
+}
+
+void usage_error(const CLI::App& app, const std::string& message) {
+  std::cerr << app.get_name() << ": error: " << message << "\n"
+            << "Run '" << app.get_name() << " --help' for usage.\n";
+  throw ExitRequest{2};
 }
 
 }  // namespace tt::cli

@@ -22,4 +22,8 @@ void configure_app(CLI::App& app, const std::string& tool);
 // "tool: error: ..." plus a hint to stderr and end with 2 (CLI11 alone would return 100+).
 void parse(CLI::App& app, int argc, char** argv);
 
+// A usage error found after parsing (flags that contradict each other, a flag value the library refuses):
+// prints "tool: error: <message>" and the --help pointer to stderr and ends the tool with exit 2.
+[[noreturn]] void usage_error(const CLI::App& app, const std::string& message);
+
 }  // namespace tt::cli

@@ -3,9 +3,9 @@
 #include <sentencepiece_processor.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <memory>
 
 #include "data/spm_status.h"
 #include "util/error.h"
@@ -14,15 +14,24 @@ namespace tt::data {
 
 namespace {
 
-// Reads the whole model file ourselves so that "cannot open" and "not a model" are told apart.
+// Reads the whole model file ourselves so that "cannot open" and "not a model" are told apart. stdio,
+// not ifstream: libstdc++'s filebuf throws "basic_filebuf::underflow" on a read error (a directory, EIO)
+// without naming the file.
 std::string read_model_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) {
     throw IoError(path + ": cannot open SentencePiece model: " + std::strerror(errno),
                   "pass the PREFIX.model file written by 'tt-tokenize train' (or spm_train)");
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw IoError(path + ": read error: " + std::strerror(errno));
+  std::string bytes;
+  char buffer[1 << 16];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0;) bytes.append(buffer, n);
+  if (std::ferror(file.get())) {
+    const int error = errno;
+    throw IoError(path + ": cannot read SentencePiece model: " + std::strerror(error),
+                  error == EISDIR ? "pass the PREFIX.model file inside the directory, not the directory"
+                                  : "check the file and the disk it is on");
+  }
   return bytes;
 }
 

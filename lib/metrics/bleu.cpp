@@ -207,14 +207,14 @@ Score Bleu::score(const double* stats) const {
 }
 
 void Bleu::add_signature_fields(Signature& sig) const {
-  sig.set("case", options_.lowercase ? "lc" : "mixed");
-  sig.set("eff", options_.effective_order ? "yes" : "no");
+  sig.set("case", options_.lowercase ? "lc" : "mixed", "c");
+  sig.set("eff", options_.effective_order ? "yes" : "no", "e");
   sig.set("tok", tokenizer_name(options_.tokenizer));
   std::string smooth = smooth_method_name(options_.smooth_method);
   if (auto def = default_smooth_value(options_.smooth_method)) {
     smooth.append(1, '[').append(format_fixed(options_.smooth_value.value_or(*def), 2)).append(1, ']');
   }
-  sig.set("smooth", smooth);
+  sig.set("smooth", smooth, "s");
 }
 
 }  // namespace tt::metrics

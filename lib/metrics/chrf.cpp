@@ -1,5 +1,7 @@
 #include "metrics/chrf.h"
 
+#include <algorithm>
+
 #include "metrics/ngram_counts.h"
 #include "metrics/ngram_table.h"
 #include "metrics/unicode_text.h"
@@ -8,12 +10,18 @@
 namespace tt::metrics {
 
 Chrf::Chrf(ChrfOptions options) : options_(options) {
-  if (options_.char_order < 0 || options_.word_order < 0 || options_.char_order + options_.word_order == 0) {
-    throw ConfigError("chrF needs a positive --chrf-char-order or --chrf-word-order");
+  // sacreBLEU scores orders 0 .. char_order + word_order - 1 of its statistics and extracts word n-grams
+  // only for word_order > 0, so a negative word order drops that many of the highest character orders
+  // (sacreBLEU -cw -1 is chrF over character 1..5-grams, still labelled nc:6|nw:-1).
+  char_order_ = options_.word_order < 0 ? options_.char_order + options_.word_order : options_.char_order;
+  word_order_ = std::max(options_.word_order, 0);
+  if (options_.char_order < 0 || char_order_ + word_order_ <= 0) {
+    throw ConfigError("chrF needs char order + word order >= 1 and a char order >= 0, got " +
+                      std::to_string(options_.char_order) + " and " + std::to_string(options_.word_order));
   }
 }
 
-std::string Chrf::name() const { return "chrF" + std::to_string(options_.beta) + std::string(options_.word_order, '+'); }
+std::string Chrf::name() const { return "chrF" + std::to_string(options_.beta) + std::string(static_cast<size_t>(word_order_), '+'); }
 
 namespace {
 
@@ -73,12 +81,12 @@ void Chrf::segment_stats(std::string_view hyp, const std::vector<std::string_vie
     texts.push_back(hyp);
     for (auto r : refs) texts.push_back(r);
   }
-  const int order = options_.char_order + options_.word_order;
+  const int order = char_order_ + word_order_;
   // Symbol sequences: code points for character n-grams, then segment-local word ids.
   std::vector<std::vector<uint32_t>> chars(n_seq), words(n_seq);
   for (size_t s = 0; s < n_seq; ++s) char_sequence(texts[s], options_.whitespace, chars[s]);
   int word_bits = 1;
-  if (options_.word_order > 0) {
+  if (word_order_ > 0) {
     std::vector<std::string_view> tokens;
     std::vector<size_t> lengths;
     for (size_t s = 0; s < n_seq; ++s) {
@@ -98,29 +106,29 @@ void Chrf::segment_stats(std::string_view hyp, const std::vector<std::string_vie
   std::vector<std::vector<double>> matches(n_seq, std::vector<double>(order, 0.0));
   // Code points get segment-local dense ids so that character n-grams pack into 64-bit keys.
   const int char_bits = bits_for(remap_symbols(chars));
-  const uint32_t word_tag = static_cast<uint32_t>(options_.char_order) + 1;
-  const bool packable = order <= 15 && NgramTable::fits(options_.char_order, char_bits) &&
-                        options_.word_order * word_bits <= 60;
+  const uint32_t word_tag = static_cast<uint32_t>(char_order_) + 1;
+  const bool packable = order <= 15 && NgramTable::fits(char_order_, char_bits) &&
+                        word_order_ * word_bits <= 60;
   if (packable) {
     NgramTable table;
-    table.reset(chars[0].size() * options_.char_order + words[0].size() * options_.word_order);
+    table.reset(chars[0].size() * char_order_ + words[0].size() * word_order_);
     auto add_hyp = [&](uint64_t key, uint32_t) { table.add_hyp(key); };
-    for_each_ngram(chars[0].data(), chars[0].size(), options_.char_order, char_bits, 1, add_hyp);
-    for_each_ngram(words[0].data(), words[0].size(), options_.word_order, word_bits, word_tag, add_hyp);
+    for_each_ngram(chars[0].data(), chars[0].size(), char_order_, char_bits, 1, add_hyp);
+    for_each_ngram(words[0].data(), words[0].size(), word_order_, word_bits, word_tag, add_hyp);
     for (size_t r = 1; r < n_seq; ++r) {
       // min(hyp, ref) grows by one for each reference occurrence up to the hypothesis count
       auto count = [&](uint64_t key, uint32_t) {
         auto* slot = table.add_ref(key, static_cast<uint32_t>(r));
         if (slot && slot->ref <= slot->hyp) matches[r][(key & 15) - 1] += 1;
       };
-      for_each_ngram(chars[r].data(), chars[r].size(), options_.char_order, char_bits, 1, count);
-      for_each_ngram(words[r].data(), words[r].size(), options_.word_order, word_bits, word_tag, count);
+      for_each_ngram(chars[r].data(), chars[r].size(), char_order_, char_bits, 1, count);
+      for_each_ngram(words[r].data(), words[r].size(), word_order_, word_bits, word_tag, count);
     }
   } else {  // orders too high to pack: exact sort-based counting
     std::vector<NgramCounts> counts;
     for (int k = 0; k < order; ++k) {
-      bool is_char = k < options_.char_order;
-      int n = is_char ? k + 1 : k + 1 - options_.char_order;
+      bool is_char = k < char_order_;
+      int n = is_char ? k + 1 : k + 1 - char_order_;
       count_ngrams(is_char ? chars : words, n, is_char ? char_bits : word_bits, counts);
       for (size_t r = 1; r < n_seq; ++r) matches[r][k] = static_cast<double>(clipped_matches(counts[0], counts[r]));
     }
@@ -130,8 +138,8 @@ void Chrf::segment_stats(std::string_view hyp, const std::vector<std::string_vie
   double best_f = -1.0;
   for (size_t r = 1; r < n_seq; ++r) {
     for (int k = 0; k < order; ++k) {
-      bool is_char = k < options_.char_order;
-      int n = is_char ? k + 1 : k + 1 - options_.char_order;
+      bool is_char = k < char_order_;
+      int n = is_char ? k + 1 : k + 1 - char_order_;
       double hyp_total = n_grams(is_char ? chars[0].size() : words[0].size(), n);
       double ref_total = n_grams(is_char ? chars[r].size() : words[r].size(), n);
       stats[3 * k] = ref_total == 0 ? 0.0 : hyp_total;  // sacreBLEU: no hits without reference n-grams
@@ -149,7 +157,7 @@ void Chrf::segment_stats(std::string_view hyp, const std::vector<std::string_vie
 
 double Chrf::f_score(const double* statistics) const {
   const double eps = 1e-16;
-  const int order = options_.char_order + options_.word_order;
+  const int order = char_order_ + word_order_;
   const double factor = static_cast<double>(options_.beta) * options_.beta;
   double score = 0.0, avg_prec = 0.0, avg_rec = 0.0;
   int effective_order = 0;
@@ -183,11 +191,11 @@ double Chrf::f_score(const double* statistics) const {
 Score Chrf::score(const double* stats) const { return Score{name(), f_score(stats), ""}; }
 
 void Chrf::add_signature_fields(Signature& sig) const {
-  sig.set("case", options_.lowercase ? "lc" : "mixed");
-  sig.set("eff", options_.eps_smoothing ? "no" : "yes");
+  sig.set("case", options_.lowercase ? "lc" : "mixed", "c");
+  sig.set("eff", options_.eps_smoothing ? "no" : "yes", "e");
   sig.set("nc", std::to_string(options_.char_order));
   sig.set("nw", std::to_string(options_.word_order));
-  sig.set("space", options_.whitespace ? "yes" : "no");
+  sig.set("space", options_.whitespace ? "yes" : "no", "s");
 }
 
 }  // namespace tt::metrics

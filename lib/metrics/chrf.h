@@ -10,7 +10,7 @@ namespace tt::metrics {
 
 struct ChrfOptions {
   int char_order = 6;
-  int word_order = 0;  // 2 = chrF++
+  int word_order = 0;  // 2 = chrF++; negative: score only char orders 1..char_order+word_order (sacreBLEU)
   int beta = 2;
   bool lowercase = false;
   bool whitespace = false;
@@ -23,7 +23,7 @@ class Chrf : public Metric {
  public:
   explicit Chrf(ChrfOptions options = {});
   std::string key() const override { return "CHRF"; }
-  size_t n_stats() const override { return 3 * static_cast<size_t>(options_.char_order + options_.word_order); }
+  size_t n_stats() const override { return 3 * static_cast<size_t>(char_order_ + word_order_); }
   void segment_stats(std::string_view hyp, const std::vector<std::string_view>& refs,
                      double* out) const override;
   Score score(const double* stats) const override;
@@ -35,6 +35,7 @@ class Chrf : public Metric {
 
  private:
   ChrfOptions options_;
+  int char_order_ = 0, word_order_ = 0;  // the orders actually scored (see the constructor)
 };
 
 }  // namespace tt::metrics

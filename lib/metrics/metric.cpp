@@ -7,21 +7,23 @@
 
 namespace tt::metrics {
 
-void Signature::set(const std::string& key, const std::string& value) {
-  for (auto& item : items_) {
-    if (item.first == key) {
-      item.second = value;
+void Signature::set(const std::string& key, const std::string& value, const std::string& short_key) {
+  for (size_t i = 0; i < items_.size(); ++i) {
+    if (items_[i].first == key) {
+      items_[i].second = value;
+      if (!short_key.empty()) short_keys_[i] = short_key;
       return;
     }
   }
   items_.emplace_back(key, value);
+  short_keys_.push_back(short_key.empty() ? key : short_key);
 }
 
-std::string Signature::format() const {
+std::string Signature::format(bool short_keys) const {
   std::string out;
-  for (const auto& [key, value] : items_) {
+  for (size_t i = 0; i < items_.size(); ++i) {
     if (!out.empty()) out += '|';
-    out += key + ':' + value;
+    out += (short_keys ? short_keys_[i] : items_[i].first) + ':' + items_[i].second;
   }
   return out;
 }
@@ -29,12 +31,12 @@ std::string Signature::format() const {
 Signature Metric::signature(const SignatureContext& context) const {
   // sacreBLEU's key order: nrefs, bs, ar, seed, ..., metric fields, version last.
   Signature sig;
-  sig.set("nrefs", std::to_string(context.n_refs));
+  sig.set("nrefs", std::to_string(context.n_refs), "#");
   if (context.bootstrap_samples > 0) sig.set("bs", std::to_string(context.bootstrap_samples));
   if (context.ar_trials > 0) sig.set("ar", std::to_string(context.ar_trials));
-  if (!context.seed.empty()) sig.set("seed", context.seed);
+  if (!context.seed.empty()) sig.set("seed", context.seed, "rs");
   add_signature_fields(sig);
-  sig.set("version", kSacrebleuVersion);
+  sig.set("version", kSacrebleuVersion, "v");
   return sig;
 }
 

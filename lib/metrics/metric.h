@@ -23,14 +23,17 @@ struct Score {
 };
 
 // Ordered key:value pairs, e.g. nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0.
+// `short_key` is the abbreviation sacreBLEU's --short (-sh) prints ("#" for nrefs, "c" for case, ...);
+// empty means the key itself.
 class Signature {
  public:
-  void set(const std::string& key, const std::string& value);
-  std::string format() const;
+  void set(const std::string& key, const std::string& value, const std::string& short_key = "");
+  std::string format(bool short_keys = false) const;
   const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
 
  private:
   std::vector<std::pair<std::string, std::string>> items_;
+  std::vector<std::string> short_keys_;  // parallel to items_
 };
 
 // Options shared by every metric's signature: number of references and the significance-test fields.

@@ -18,8 +18,8 @@ std::string format_score(const Score& score, const Signature& signature, const F
   nlohmann::ordered_json d;
   d["name"] = score.name;
   d["score"] = std::stod(sc);
-  std::string sig = signature.format();
-  d["signature"] = sig;
+  d["signature"] = signature.format();
+  const std::string sig = signature.format(options.short_signature && !options.json);
   if (confidence && confidence->mean > 0) {
     std::string mean = fixed(confidence->mean, options.width), var = fixed(confidence->ci, options.width);
     std::string text = "\xCE\xBC = " + mean + " \xC2\xB1 " + var;

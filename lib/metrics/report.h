@@ -22,6 +22,7 @@ struct FormatOptions {
   bool score_only = false;  // -b: just the number
   bool json = true;         // -f json (sacreBLEU's default) or text
   bool one_line = false;    // JSON on a single line (sentence-level output)
+  bool short_signature = false;  // -sh: abbreviated keys in the text signature (sacreBLEU: text output only)
 };
 
 // One metric's result, as sacreBLEU's Score.format prints it.

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "metrics/numpy_random.h"
+#include "util/error.h"
 
 namespace tt::metrics {
 
@@ -42,10 +43,18 @@ double p_value(const std::vector<double>& sample_stats, double real_difference) 
   return static_cast<double>(count + 1) / static_cast<double>(sample_stats.size() + 1);
 }
 
+// The callers' counts come from the command line; a zero would index scores[-1] in estimate_ci.
+void check_samples(int n_samples) {
+  if (n_samples < 1) {
+    throw ConfigError("the number of resamples/trials must be at least 1, got " + std::to_string(n_samples));
+  }
+}
+
 }  // namespace
 
 std::pair<double, double> bootstrap_confidence(const Metric& metric, const std::vector<double>& stats,
                                                size_t n_segments, int n_samples, uint64_t seed) {
+  check_samples(n_samples);
   NumpyRandom rng(seed);
   auto indices = rng.integers(n_segments, static_cast<size_t>(n_samples) * n_segments);
   return estimate_ci(resampled_scores(metric, stats, n_segments, indices, n_samples));
@@ -53,6 +62,7 @@ std::pair<double, double> bootstrap_confidence(const Metric& metric, const std::
 
 std::vector<PairedResult> paired_test(const Metric& metric, const std::vector<std::vector<double>>& stats,
                                       size_t n, PairedTest test, int n_samples, uint64_t seed) {
+  check_samples(n_samples);
   const size_t k = metric.n_stats();
   std::vector<PairedResult> results(stats.size());
   for (size_t s = 0; s < stats.size(); ++s) results[s].score = metric.score(sum_stats(stats[s], k).data()).score;

@@ -23,11 +23,12 @@ struct PairedResult {
 };
 
 // stats[s] holds system s's per-segment statistics (corpus_stats layout); system 0 is the baseline.
-// Returns one result per system.
+// Returns one result per system. n_samples must be >= 1 (tt::ConfigError otherwise).
 std::vector<PairedResult> paired_test(const Metric& metric, const std::vector<std::vector<double>>& stats,
                                       size_t n_segments, PairedTest test, int n_samples, uint64_t seed);
 
 // Bootstrap confidence interval of one system's score (sacreBLEU's --confidence): (mean, half-width).
+// n_samples must be >= 1 (tt::ConfigError otherwise).
 std::pair<double, double> bootstrap_confidence(const Metric& metric, const std::vector<double>& stats,
                                                size_t n_segments, int n_samples, uint64_t seed);
 

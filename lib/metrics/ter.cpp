@@ -55,11 +55,11 @@ Score Ter::score(const double* stats) const {
 }
 
 void Ter::add_signature_fields(Signature& sig) const {
-  sig.set("case", options_.case_sensitive ? "mixed" : "lc");
-  sig.set("tok", "tercom");
-  sig.set("norm", options_.normalized ? "yes" : "no");
-  sig.set("punct", options_.no_punct ? "no" : "yes");
-  sig.set("asian", options_.asian_support ? "yes" : "no");
+  sig.set("case", options_.case_sensitive ? "mixed" : "lc", "c");
+  sig.set("tok", "tercom", "t");
+  sig.set("norm", options_.normalized ? "yes" : "no", "nr");
+  sig.set("punct", options_.no_punct ? "no" : "yes", "pn");
+  sig.set("asian", options_.asian_support ? "yes" : "no", "as");
 }
 
 }  // namespace tt::metrics

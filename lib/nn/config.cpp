@@ -1,9 +1,15 @@
 #include "nn/config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -23,6 +29,15 @@ std::string fmt(float x) {
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw ConfigError("invalid model config: " + message);
+}
+
+void require_finite(float x, const char* field) {
+  require(std::isfinite(x), std::string(field) + " (" + fmt(x) + ") must be a finite number");
+}
+
+void require_at_most(int64_t value, int64_t limit, const char* field) {
+  require(value <= limit, std::string(field) + " (" + std::to_string(value) + ") must be at most " +
+                              std::to_string(limit));
 }
 
 void require_probability(float p, const char* field) {
@@ -51,19 +66,30 @@ void ModelConfig::validate() const {
   require(!shared_vocab || vocab_size_src == vocab_size_tgt,
           "shared_vocab needs vocab_size_src (" + std::to_string(vocab_size_src) + ") == vocab_size_tgt (" +
               std::to_string(vocab_size_tgt) + "); set shared_vocab to false for separate vocabularies");
+  require_at_most(vocab_size_src, ModelLimits::max_vocab, "vocab_size_src");
+  require_at_most(vocab_size_tgt, ModelLimits::max_vocab, "vocab_size_tgt");
   require(d_model > 0, "d_model (" + std::to_string(d_model) + ") must be positive");
+  require_at_most(d_model, ModelLimits::max_d_model, "d_model");
   require(heads > 0, "heads (" + std::to_string(heads) + ") must be positive");
   require(d_model % heads == 0, "d_model (" + std::to_string(d_model) + ") must be divisible by heads (" +
                                     std::to_string(heads) + ")");
   require(d_ff > 0, "d_ff (" + std::to_string(d_ff) + ") must be positive");
+  require_at_most(d_ff, ModelLimits::max_d_ff, "d_ff");
   require(n_layers_enc > 0, "n_layers_enc (" + std::to_string(n_layers_enc) + ") must be at least 1");
   require(n_layers_dec > 0, "n_layers_dec (" + std::to_string(n_layers_dec) + ") must be at least 1");
+  require_at_most(n_layers_enc, ModelLimits::max_layers, "n_layers_enc");
+  require_at_most(n_layers_dec, ModelLimits::max_layers, "n_layers_dec");
+  for (auto [x, field] : {std::pair{dropout, "dropout"}, std::pair{attention_dropout, "attention_dropout"},
+                          std::pair{relu_dropout, "relu_dropout"}, std::pair{label_smoothing, "label_smoothing"},
+                          std::pair{layer_norm_eps, "layer_norm_eps"}})
+    require_finite(x, field);
   require_probability(dropout, "dropout");
   require_probability(attention_dropout, "attention_dropout");
   require_probability(relu_dropout, "relu_dropout");
   require_probability(label_smoothing, "label_smoothing");
   require(layer_norm_eps > 0.0f, "layer_norm_eps (" + fmt(layer_norm_eps) + ") must be positive");
   require(max_positions > 0, "max_positions (" + std::to_string(max_positions) + ") must be positive");
+  require_at_most(max_positions, ModelLimits::max_positions, "max_positions");
   const int vocab = std::min(vocab_size_src, vocab_size_tgt);
   const std::pair<const char*, int32_t> ids[] = {{"pad_id", pad_id}, {"unk_id", unk_id}, {"bos_id", bos_id},
                                                   {"eos_id", eos_id}};
@@ -78,9 +104,9 @@ void ModelConfig::validate() const {
 }
 
 int64_t ModelConfig::parameter_count() const {
-  const int64_t D = d_model, F = d_ff;
-  const int64_t embeddings = shared_vocab ? int64_t{vocab_size_src} * D
-                                          : (int64_t{vocab_size_src} + vocab_size_tgt) * D;
+  const int64_t D = d_model, F = d_ff, L_enc = n_layers_enc, L_dec = n_layers_dec;
+  const int64_t V_src = vocab_size_src, V_tgt = vocab_size_tgt;
+  const int64_t embeddings = shared_vocab ? V_src * D : (V_src + V_tgt) * D;
   const int64_t positions = this->positions == PositionKind::learned ? int64_t{max_positions} * D : 0;
   const int64_t projection = D * D + D;
   const int64_t layer_norm = 2 * D;
@@ -89,7 +115,39 @@ int64_t ModelConfig::parameter_count() const {
   const int64_t decoder_layer = 8 * projection + 3 * layer_norm + ffn;
   const int64_t final_norms = norm == NormPlacement::pre ? 2 * layer_norm : 0;  // one per stack
   // The output projection is tied to the (target) embedding and has no bias.
-  return embeddings + positions + n_layers_enc * encoder_layer + n_layers_dec * decoder_layer + final_norms;
+  return embeddings + positions + L_enc * encoder_layer + L_dec * decoder_layer + final_norms;
+}
+
+int64_t ModelConfig::training_state_bytes() const { return 16 * parameter_count(); }
+
+void ModelConfig::check_fits_memory(int64_t available_bytes) const {
+  const int64_t needed = training_state_bytes();
+  if (available_bytes <= 0 || needed <= available_bytes) return;
+  std::ostringstream params;
+  params.precision(3);
+  params << static_cast<double>(parameter_count()) / 1e9;
+  throw ConfigError("model too large: training needs about " + format_bytes(needed) +
+                        " for weights, gradients and Adam state (16 bytes x " + params.str() +
+                        " G parameters), more than the " + format_bytes(available_bytes) + " of memory here",
+                    "make the model smaller (d_model, d_ff, layers, vocabulary size)");
+}
+
+int64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? int64_t{pages} * page : 0;
+}
+
+std::string format_bytes(int64_t bytes) {
+  static const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+  double x = static_cast<double>(bytes);
+  size_t u = 0;
+  while (x >= 1000.0 && u + 1 < std::size(units)) {
+    x /= 1000.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", x, units[u]);
+  return buf;
 }
 
 ModelConfig preset(const std::string& name) {
@@ -153,7 +211,13 @@ ModelConfig config_from_json(const nlohmann::json& j, ModelConfig base) {
   auto number = [&](float& field) -> Setter {
     return [&field, wrong_type](const std::string& key, const nlohmann::json& v) {
       if (!v.is_number()) throw wrong_type(key, "a number", v);
-      field = v.get<float>();
+      // 1e39 is a valid JSON number but not a float: it would become inf, be saved as null and
+      // then refused on reload.
+      const double x = v.get<double>();
+      if (!std::isfinite(x) || std::fabs(x) > std::numeric_limits<float>::max()) {
+        throw wrong_type(key, "a finite number within the 32-bit float range", v);
+      }
+      field = static_cast<float>(x);
     };
   };
   const std::map<std::string, Setter> setters = {

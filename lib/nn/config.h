@@ -42,10 +42,34 @@ struct ModelConfig {
 
   int head_dim() const { return d_model / heads; }
   // Throws tt::ConfigError naming the field and the rule ("d_model (500) must be divisible by heads (8)").
+  // Sizes are bounded (ModelLimits below), so every count derived from a valid config fits in 64 bits,
+  // and float fields must be finite.
   void validate() const;
-  // Number of trainable parameters (must equal the model's registry; a test checks).
+  // Number of trainable parameters (must equal the model's registry; a test checks). 64-bit arithmetic
+  // throughout; exact for any config that passes validate().
   int64_t parameter_count() const;
+  // Bytes of fp32 training state: weights, gradients and Adam's two moments, 16 bytes a parameter.
+  int64_t training_state_bytes() const;
+  // Throws tt::ConfigError with the estimate ("needs about 1.2 TB ... for 75.3 G parameters") if the
+  // training state exceeds `available_bytes` (e.g. physical_memory_bytes()). Call before allocating.
+  void check_fits_memory(int64_t available_bytes) const;
 };
+
+// Upper bounds validate() enforces: far above any real translation model, low enough that parameter
+// and activation counts cannot overflow (a 10^9 d_model used to print a negative parameter count).
+struct ModelLimits {
+  static constexpr int max_d_model = 65536;
+  static constexpr int max_d_ff = 1 << 20;
+  static constexpr int max_layers = 1000;
+  static constexpr int max_vocab = 1 << 24;
+  static constexpr int max_positions = 1 << 20;
+};
+
+// This machine's physical memory in bytes (0 if unknown).
+int64_t physical_memory_bytes();
+
+// "1.2 TB", "512.0 MB": a byte count for messages.
+std::string format_bytes(int64_t bytes);
 
 // "base", "big", "small", "tiny"; throws tt::ConfigError listing the valid names.
 ModelConfig preset(const std::string& name);

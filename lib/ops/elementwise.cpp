@@ -22,25 +22,7 @@ void add(const tensor::Tensor& y, const tensor::Tensor& a, const tensor::Tensor&
   y.backend().add(y.f32(), a.f32(), b.f32(), y.numel());
 }
 
-void axpy(const tensor::Tensor& y, float alpha, const tensor::Tensor& x) {
-  same_size(y, x, "axpy");
-  y.backend().axpy(y.f32(), alpha, x.f32(), y.numel());
-}
-
 void scale(const tensor::Tensor& x, float alpha) { x.backend().scale(x.f32(), alpha, x.numel()); }
-
-void add_bias(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias) {
-  same_size(y, x, "add_bias");
-  const int D = static_cast<int>(bias.numel());
-  TT_CHECK(last_dim(x) == D);
-  y.backend().add_bias(y.f32(), x.f32(), bias.f32(), x.numel() / D, D);
-}
-
-void bias_backward(const tensor::Tensor& dbias, const tensor::Tensor& dy) {
-  const int D = static_cast<int>(dbias.numel());
-  TT_CHECK(last_dim(dy) == D);
-  dy.backend().bias_backward(dbias.f32(), dy.f32(), dy.numel() / D, D);
-}
 
 double sum_squares(const tensor::Tensor& x) { return x.backend().sum_squares(x.f32(), x.numel()); }
 

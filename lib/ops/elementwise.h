@@ -1,4 +1,5 @@
-// Elementwise ops: residual adds, fused bias + ReLU + dropout, dropout (+ residual), scaling.
+// Elementwise ops: residual adds, fused bias + ReLU + dropout, dropout (+ residual), scaling, the
+// gradient norm. (Linear adds its bias inside the GEMM path, so there is no separate bias front end.)
 // Dropout masks come from a DropoutKey (util/rng.h): backward recomputes the mask instead of storing it.
 #pragma once
 
@@ -9,13 +10,8 @@ namespace tt::ops {
 
 // y = a + b (same element count). y may alias a or b.
 void add(const tensor::Tensor& y, const tensor::Tensor& a, const tensor::Tensor& b);
-// y += alpha * x
-void axpy(const tensor::Tensor& y, float alpha, const tensor::Tensor& x);
 // x *= alpha
 void scale(const tensor::Tensor& x, float alpha);
-// y = x + bias over rows of the last dim; db[D] += column sums of dy.
-void add_bias(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias);
-void bias_backward(const tensor::Tensor& dbias, const tensor::Tensor& dy);
 // Sum of squares (host double).
 double sum_squares(const tensor::Tensor& x);
 

@@ -5,11 +5,28 @@
 #include <cstddef>
 #include <string>
 
+#include "util/error.h"
+
 namespace tt::tensor {
 
 enum class DType { f32, i32 };
 
-inline size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 4; }
-inline std::string dtype_name(DType t) { return t == DType::f32 ? "F32" : "I32"; }
+// Exhaustive switches: a new enumerator makes -Wswitch warn here, and a value outside the enum (a corrupt
+// cast) throws instead of being sized as 4 bytes by a fall-through default.
+inline size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::i32: return 4;
+  }
+  throw InternalError("dtype_size: unknown DType " + std::to_string(static_cast<int>(t)));
+}
+
+inline std::string dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "F32";
+    case DType::i32: return "I32";
+  }
+  throw InternalError("dtype_name: unknown DType " + std::to_string(static_cast<int>(t)));
+}
 
 }  // namespace tt::tensor

@@ -192,10 +192,56 @@ TEST_CASE("cli: bad input gives one clear message and a non-zero exit", "[cli]")
     CHECK_FALSE(std::filesystem::exists(dir.file("big.model")));
     CHECK_FALSE(std::filesystem::exists(dir.file("big.vocab")));
   }
-  SECTION("a missing training file is a usage error naming it") {
-    auto r = run_command(tok + " train -i " + dir.file("none.txt") + " -o " + dir.file("x") + " --vocab-size 100");
-    CHECK(r.status == 2);
-    CHECK(r.err.find("none.txt") != std::string::npos);
+  SECTION("a missing or directory training file is a file error (exit 1) naming it, before any work") {
+    auto r = run_command(tok + " train -i " + tt::test::fixture_path("corpus.en") + " " + dir.file("none.txt") +
+                         " -o " + dir.file("x") + " --vocab-size 100");
+    CHECK(r.status == 1);
+    CHECK(r.err.find("tt-tokenize: error: " + dir.file("none.txt") + ": cannot read: No such file") !=
+          std::string::npos);
+    r = run_command(tok + " train -i " + dir.path() + " -o " + dir.file("x") + " --vocab-size 100");
+    CHECK(r.status == 1);
+    CHECK(r.err.find(dir.path() + ": cannot read: it is a directory") != std::string::npos);
+  }
+  SECTION("a directory as the model names the path, not basic_filebuf") {
+    auto r = run_command(tok + " encode -m " + dir.path(), "hi\n");
+    CHECK(r.status == 1);
+    CHECK(r.err.find("tt-tokenize: error: " + dir.path() + ": cannot read SentencePiece model: Is a directory") !=
+          std::string::npos);
+    CHECK(r.err.find("basic_filebuf") == std::string::npos);
+  }
+  SECTION("ids from a CRLF file decode as spm_decode decodes them; other control bytes are shown") {
+    auto lf = run_command(tok + " decode -m " + model + " --format id", "5 6\n7 8\n");
+    auto crlf = run_command(tok + " decode -m " + model + " --format id", "5 6\r\n7 8\r\n");
+    REQUIRE(lf.status == 0);
+    CHECK(crlf.status == 0);
+    CHECK(crlf.out == lf.out);
+    auto bad = run_command(tok + " decode -m " + model + " --format id", "5 6\n7\r 8\n");
+    CHECK(bad.status == 1);
+    CHECK(bad.err.find("<stdin>:2: '7\\r' is not an id") != std::string::npos);
+  }
+  SECTION("unknown flags are named, before or after the subcommand") {
+    auto top = run_command(tok + " --bogus");
+    CHECK(top.status == 2);
+    CHECK(top.err.find("--bogus") != std::string::npos);
+    auto sub = run_command(tok + " encode --bogus");  // not "--model is required"
+    CHECK(sub.status == 2);
+    CHECK(sub.err.find("unknown argument '--bogus'") != std::string::npos);
+    auto none = run_command(tok);
+    CHECK(none.status == 2);
+    CHECK(none.err.find("a subcommand is required: train, encode, decode or vocab") != std::string::npos);
+  }
+  SECTION("--version works after a subcommand") {
+    for (const char* sub : {"train", "encode", "decode", "vocab"}) {
+      INFO(sub);
+      auto r = run_command(tok + " " + sub + " --version");
+      CHECK(r.status == 0);
+      CHECK(r.out.rfind("tt-tokenize ", 0) == 0);
+    }
+  }
+  SECTION("--threads is capped") {
+    CHECK(run_command(tok + " encode -m " + model + " --threads 100000", "x\n").status == 2);
+    CHECK(run_command(tok + " encode -m " + model + " --threads 0", "x\n").status == 2);
+    CHECK(run_command(tok + " train -i x -o y --vocab-size 10 --threads 100000").status == 2);
   }
 }
 

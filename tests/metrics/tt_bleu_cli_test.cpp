@@ -112,16 +112,85 @@ TEST_CASE("bad input: one clear message and a non-zero exit", "[metrics][cli]") 
   CHECK(r.status == 2);
   CHECK(contains(r.err, "13a,intl,zh,char,none"));
 
-  r = bleu("ref1.txt -i hyp.txt hyp2.txt --sentence-level");
-  CHECK(r.status == 1);
-  CHECK(contains(r.err, "tt-bleu: error:"));
+  r = bleu("ref1.txt -i hyp.txt hyp2.txt --sentence-level");  // contradictory flags: a usage error
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "tt-bleu: error: --sentence-level takes one system"));
 }
 
-TEST_CASE("tt-bleu --help and --version exit 0 and print to stdout", "[metrics][cli]") {
+TEST_CASE("help and version: exit 0 and print to stdout", "[metrics][cli]") {
   auto help = run_command(tt::test::quoted(tool("tt-bleu")).append(" --help"));
   CHECK(help.status == 0);
   CHECK(contains(help.out, "--chrf-word-order"));
   auto version = run_command(tt::test::quoted(tool("tt-bleu")).append(" --version"));
   CHECK(version.status == 0);
   CHECK(contains(version.out, "tt-bleu"));
+}
+
+TEST_CASE("resample counts below 1 are usage errors (exit 2) naming the flag", "[metrics][cli]") {
+  for (const std::string flags : {"--paired-bs --paired-bs-n 0", "--paired-bs -pbsn -3", "--paired-ar --paired-ar-n 0",
+                                  "--paired-ar -parn -1"}) {
+    INFO(flags);
+    auto r = bleu("ref1.txt -i hyp.txt hyp2.txt " + flags);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, flags.find("bs") != std::string::npos ? "--paired-bs-n" : "--paired-ar-n"));
+  }
+  for (const std::string flags : {"--confidence --confidence-n 0", "-ci -cin -7"}) {
+    INFO(flags);
+    auto r = bleu("ref1.txt -i hyp.txt " + flags);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "--confidence-n"));
+  }
+  auto one = bleu("ref1.txt -i hyp.txt hyp2.txt --paired-bs --paired-bs-n 1 -f text");
+  CHECK(one.status == 0);
+  CHECK(contains(one.out, "Baseline: hyp.txt"));
+}
+
+TEST_CASE("sacreBLEU flags: a malformed pair, another encoding and flag clashes are usage errors", "[metrics][cli]") {
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  for (const Case c : {Case{"ref1.txt -i hyp.txt -l en", "--language-pair: expected SRC-TGT"},
+                       Case{"ref1.txt -i hyp.txt -e latin1", "tt-bleu reads UTF-8 only, got 'latin1'"},
+                       Case{"ref1.txt ref2.txt -i hyp.txt -nr 2", "--num-refs N takes exactly one reference file"},
+                       Case{"ref1.txt -i hyp.txt -m chrf -cw -6", "chrF needs char order + word order >= 1"},
+                       Case{"ref1.txt -i hyp.txt -l en-ja", "ja-mecab tokenizer"},
+                       Case{"ref1.txt -i hyp.txt --paired-bs", "paired tests need two or more systems"},
+                       Case{"ref1.txt -i hyp.txt hyp2.txt --paired-bs --paired-ar", "mutually exclusive"},
+                       Case{"ref1.txt -i hyp.txt hyp2.txt --confidence", "use --paired-bs or --paired-ar"},
+                       Case{"ref1.txt -i hyp.txt -sh -nc -f latex", "--format: latex not in {json,text}"}}) {
+    INFO(c.args);
+    auto r = bleu(c.args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, std::string("tt-bleu: error: ")));
+    CHECK(contains(r.err, c.message));
+  }
+  // -l picks the target as sacreBLEU does: the second field of the pair ("en-zh-tw" -> zh).
+  CHECK(bleu("ref1.txt -i hyp.txt -l en-zh-tw -b -w 4").out == bleu("ref1.txt -i hyp.txt -tok zh -b -w 4").out);
+  CHECK(bleu("ref1.txt -i hyp.txt -l de-en -b -w 4").out == bleu("ref1.txt -i hyp.txt -tok 13a -b -w 4").out);
+  // -sh is --short, not -s h (a smoothing method "h" would be a usage error).
+  CHECK(bleu("ref1.txt -i hyp.txt -sh -f text").status == 0);
+}
+
+TEST_CASE("num-refs: one reference file split on TABs scores as two reference files", "[metrics][cli]") {
+  const std::string two_files = bleu("ref2.txt ref1.txt -i hyp.txt -m bleu chrf ter -w 4 -f text").out;
+  CHECK(bleu("refs_tab.txt -i hyp.txt -nr 2 -m bleu chrf ter -w 4 -f text").out == two_files);
+  tt::test::TmpDir dir;
+  std::string ragged = dir.write("ragged.tsv", "a\tb\nonly one\n");
+  auto r = run_command(tt::test::quoted(tool("tt-bleu")).append(" ").append(tt::test::quoted(ragged)).append(" -nr 2"),
+                       "x\ny\n");
+  CHECK(r.status == 1);  // the file's content is wrong, not the flags
+  CHECK(contains(r.err, "ragged.tsv:2: expected 2 TAB-separated references, found 1"));
+}
+
+TEST_CASE("threads: validated like every tool's (0..256) and scores do not depend on it", "[metrics][cli]") {
+  auto r = bleu("ref1.txt -i hyp.txt --threads 100000");
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "--threads"));
+  CHECK(bleu("ref1.txt -i hyp.txt --threads -1").status == 2);
+  const std::string one = bleu("ref1.txt -i hyp.txt -m bleu chrf ter --threads 1 -b -w 6").out;
+  CHECK(bleu("ref1.txt -i hyp.txt -m bleu chrf ter --threads 0 -b -w 6").out == one);
+  CHECK(bleu("ref1.txt -i hyp.txt -m bleu chrf ter --threads 3 -b -w 6").out == one);
 }

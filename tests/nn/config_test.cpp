@@ -1,6 +1,8 @@
 // ModelConfig: presets, validation messages, JSON round trip and errors, parameter count (against the
 // model's own registry).
 #include <catch2/catch.hpp>
+#include <climits>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "nn/config.h"
@@ -183,4 +185,72 @@ TEST_CASE("config_from_json overrides only the given keys and rejects unknown ke
                     Catch::Contains("'positions'") && Catch::Contains("sinusoidal"));
   CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"norm", "middle"}}), Catch::Contains("'norm'"));
   CHECK_THROWS_AS(tt::nn::config_from_json(nlohmann::json::array()), tt::ConfigError);
+}
+
+TEST_CASE("sizes are bounded, so counts cannot overflow; the biggest valid config counts exactly", "[config]") {
+  ModelConfig ok = with_vocab(tt::nn::preset("base"), 8000);
+  ModelConfig c = ok;
+  c.d_model = 1'000'000'000;  // used to print a negative parameter count
+  c.heads = 1;
+  CHECK_THAT(problem(c), Catch::Contains("d_model (1000000000) must be at most 65536"));
+  c = ok;
+  c.d_ff = (1 << 20) + 1;
+  CHECK_THAT(problem(c), Catch::Contains("d_ff (1048577)"));
+  c = ok;
+  c.n_layers_dec = 1001;
+  CHECK_THAT(problem(c), Catch::Contains("n_layers_dec (1001) must be at most 1000"));
+  c = with_vocab(ok, (1 << 24) + 1);
+  CHECK_THAT(problem(c), Catch::Contains("vocab_size_src"));
+  c = ok;
+  c.max_positions = INT32_MAX;
+  CHECK_THAT(problem(c), Catch::Contains("max_positions"));
+
+  // Every limit at once: the count is computed in 64 bits, by hand:
+  //   V*D + P*D + L*(4(D^2+D) + 4D + 2DF + F + D) + L*(8(D^2+D) + 6D + 2DF + F + D) + 4D
+  ModelConfig big = with_vocab(ok, tt::nn::ModelLimits::max_vocab);
+  big.d_model = tt::nn::ModelLimits::max_d_model;
+  big.heads = 1;
+  big.d_ff = tt::nn::ModelLimits::max_d_ff;
+  big.n_layers_enc = big.n_layers_dec = tt::nn::ModelLimits::max_layers;
+  big.max_positions = tt::nn::ModelLimits::max_positions;
+  big.positions = tt::nn::PositionKind::learned;
+  big.norm = tt::nn::NormPlacement::pre;
+  CHECK(problem(big).empty());
+  const int64_t D = 65536, F = 1 << 20, L = 1000, V = 1 << 24, P = 1 << 20;
+  const int64_t ffn = 2 * D * F + F + D;
+  const int64_t expected = V * D + P * D + L * (4 * (D * D + D) + 4 * D + ffn) + L * (8 * (D * D + D) + 6 * D + ffn) + 4 * D;
+  CHECK(big.parameter_count() == expected);
+  CHECK(big.parameter_count() > 0);
+  CHECK(big.training_state_bytes() == 16 * expected);
+}
+
+TEST_CASE("a model too big for memory is refused before allocating, with the estimate", "[config]") {
+  ModelConfig base = with_vocab(tt::nn::preset("base"), 37000);  // 63,082,496 parameters: 1.0 GB of state
+  CHECK(base.training_state_bytes() == 16 * int64_t{63082496});
+  CHECK_NOTHROW(base.check_fits_memory(int64_t{2} << 30));
+  CHECK_NOTHROW(base.check_fits_memory(0));  // unknown memory: no check
+  CHECK_THROWS_AS(base.check_fits_memory(int64_t{512} << 20), tt::ConfigError);
+  CHECK_THROWS_WITH(base.check_fits_memory(int64_t{512} << 20),
+                    Catch::Contains("about 1.0 GB") && Catch::Contains("0.0631 G parameters") &&
+                        Catch::Contains("536.9 MB"));
+  CHECK(tt::nn::format_bytes(999) == "999 B");
+  CHECK(tt::nn::format_bytes(1'500'000'000'000) == "1.5 TB");
+  CHECK(tt::nn::physical_memory_bytes() > 0);
+}
+
+TEST_CASE("non-finite or out-of-float-range numbers in config JSON are refused naming the key", "[config]") {
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json::parse(R"({"layer_norm_eps": 1e39})")),
+                    Catch::Contains("'layer_norm_eps'") && Catch::Contains("finite"));
+  CHECK_THROWS_AS(tt::nn::config_from_json(nlohmann::json::parse(R"({"dropout": -1e300})")), tt::ConfigError);
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"label_smoothing", std::nan("")}}),
+                    Catch::Contains("'label_smoothing'"));
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"relu_dropout", INFINITY}}),
+                    Catch::Contains("'relu_dropout'"));
+  // validate() catches values set in code, too.
+  ModelConfig c = with_vocab(tt::nn::preset("tiny"), 100);
+  c.layer_norm_eps = INFINITY;
+  CHECK_THAT(problem(c), Catch::Contains("layer_norm_eps (inf) must be a finite number"));
+  c = with_vocab(tt::nn::preset("tiny"), 100);
+  c.dropout = NAN;
+  CHECK_THAT(problem(c), Catch::Contains("dropout"));
 }
