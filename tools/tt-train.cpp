@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "cli/app.h"
 #include "cli/common_options.h"
+#include "cli/input_files.h"
 #include "cli/run_tool.h"
 #include "data/parallel_corpus.h"
 #include "data/spm_tokenizer.h"
@@ -466,21 +467,20 @@ int train_main(int argc, char** argv) {
   app.add_option("--preset", preset_name, "Architecture preset: base, big, small, tiny")
       ->check(CLI::IsMember({"base", "big", "small", "tiny"}))
       ->capture_default_str();
-  app.add_option("--config", config_path, "JSON model config (or a model's config.json); flags override it")
-      ->check(CLI::ExistingFile);
+  app.add_option("--config", config_path, "JSON model config (or a model's config.json); flags override it");
   add_model_flags(app, flags);
   app.add_flag("--dry-run", dry_run, "Print the resolved config and parameter count as JSON; do not train");
 
   const char* d = "Data";
   app.add_option("--train", f.train, "Training corpus: SRC TGT (raw text, line N of one translates line N of the other)")
-      ->expected(2)->check(CLI::ExistingFile)->group(d);
-  app.add_option("--valid", f.valid, "Validation corpus: SRC TGT")->expected(2)->check(CLI::ExistingFile)->group(d);
+      ->expected(2)->group(d);
+  app.add_option("--valid", f.valid, "Validation corpus: SRC TGT")->expected(2)->group(d);
   auto* spm = app.add_option("--spm", f.spm, "Joint SentencePiece model (source and target)")
-                  ->check(CLI::ExistingFile)->group(d);
+                  ->group(d);
   auto* src_spm = app.add_option("--src-spm", f.src_spm, "Source SentencePiece model (separate vocabularies)")
-                      ->check(CLI::ExistingFile)->group(d);
+                      ->group(d);
   auto* tgt_spm = app.add_option("--tgt-spm", f.tgt_spm, "Target SentencePiece model (separate vocabularies)")
-                      ->check(CLI::ExistingFile)->group(d);
+                      ->group(d);
   spm->excludes(src_spm)->excludes(tgt_spm);
   app.add_option("--max-len", rc.data.filter.max_len, "Drop pairs with a side longer than N pieces")
       ->capture_default_str()->group(d);
@@ -525,7 +525,7 @@ int train_main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)->capture_default_str()->group(st);
   app.add_option("--log", f.log, "JSON-lines log file (default: RUN/log.jsonl)")->group(st);
   auto* resume = app.add_option("--resume", f.resume, "Continue the run in this directory from its last checkpoint")
-                     ->check(CLI::ExistingDirectory)->group(st);
+                     ->group(st);
 
   const char* s = "Synthetic training (smoke run, benchmark)";
   app.add_option("--synthetic-steps", synthetic_steps, "Train N steps on synthetic batches")->group(s);
@@ -535,7 +535,7 @@ int train_main(int argc, char** argv) {
   app.add_option("--src-len", src_len, "Source tokens per sentence")->capture_default_str()->group(s);
   app.add_option("--tgt-len", tgt_len, "Target tokens per sentence")->capture_default_str()->group(s);
   app.add_option("--init", init_dir, "Start from this model directory (config.json + model.safetensors)")
-      ->check(CLI::ExistingDirectory)->excludes("--config")->excludes("--preset")->group(s);
+      ->excludes("--config")->excludes("--preset")->group(s);
   auto* output = app.add_option("-o,--output", output_dir, "The run directory (corpus training) or model directory (synthetic)");
   resume->excludes(output)->excludes("--init")->excludes("--synthetic-steps");
   tt::cli::add_seed_option(app, common, "Seed for initialisation, batches and dropout");
@@ -543,6 +543,15 @@ int train_main(int argc, char** argv) {
   tt::cli::add_device_option(app, common);
   tt::cli::add_quiet_flag(app, common, "No progress lines on stderr");
   tt::cli::parse(app, argc, argv);
+  // Files are data, not usage: a missing or unreadable one is exit 1 naming it (man 7 tt).
+  if (!config_path.empty()) tt::cli::check_input_file(config_path, "--config file");
+  tt::cli::check_input_files(f.train, "--train file");
+  tt::cli::check_input_files(f.valid, "--valid file");
+  for (const std::string* model : {&f.spm, &f.src_spm, &f.tgt_spm})
+    if (!model->empty()) tt::cli::check_input_file(*model, "SentencePiece model");
+  for (const std::string* dir : {&f.resume, &init_dir})
+    if (!dir->empty() && !std::filesystem::is_directory(*dir))
+      throw tt::IoError(*dir + ": not a directory", "give a run directory (--resume) or model directory (--init)");
 
   const bool corpus_run = !f.train.empty() || !f.resume.empty();
   auto usage = [](const std::string& what) {

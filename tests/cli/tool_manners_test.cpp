@@ -219,8 +219,6 @@ TEST_CASE("man pages never break an option name across lines", "[cli]") {
   const bool have_groff = run_command("command -v groff").status == 0;
   if (!have_groff) WARN("groff not found: only the roff source is checked");
   for (const auto& page : pages) {
-    // tt-train.1 belongs to the tt-train rewrite (issue 11 defect 11), which brings it up to this rule.
-    if (page.find("tt-train.1") != std::string::npos) continue;
     INFO(page);
     const std::string roff = tt::test::read_file(page);
     // Hyphenation off for the whole page (.nh, and HY 0 so the man macros do not turn it back on).

@@ -89,10 +89,14 @@ TEST_CASE("tt-train: invalid configs are one message and exit 1, bad flags exit 
   r = run_command(t + " --config " + dir.write("d.json", "{ oops") + " --vocab-size 100 --dry-run");
   CHECK(r.status == 1);
   CHECK_THAT(r.err, Catch::Contains("d.json") && Catch::Contains("JSON"));
+  // A missing file is data, not usage: exit 1 naming it (man 7 tt).
+  r = run_command(t + " --config /no/such/file.json --dry-run");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("/no/such/file.json"));
 
   for (const char* bad : {" --preset huge --dry-run", " --positions rotary --dry-run", " --norm middle --dry-run",
                           " --d-model abc --dry-run", " --vocab-size 10 --src-vocab-size 10 --dry-run",
-                          " --config /no/such/file.json --dry-run", " --vocab-size 100", " --device tpu --dry-run"}) {
+                          " --vocab-size 100", " --device tpu --dry-run"}) {
     INFO(bad);
     r = run_command(t + bad);
     CHECK(r.status == 2);
