@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,25 @@
 #include "util/error.h"
 
 namespace tt::train {
+
+namespace {
+
+// The weights' bf16 copy for one step's forward and backward (Backend::hold_bf16_weights; nothing in
+// fp32), released before the optimizer changes the weights, also when the step throws.
+class Bf16WeightsHold {
+ public:
+  Bf16WeightsHold(backend::Backend& backend, const tensor::Tensor& values) : backend_(backend) {
+    backend_.hold_bf16_weights(values.f32(), values.numel());
+  }
+  ~Bf16WeightsHold() { backend_.release_bf16_weights(); }
+  Bf16WeightsHold(const Bf16WeightsHold&) = delete;
+  Bf16WeightsHold& operator=(const Bf16WeightsHold&) = delete;
+
+ private:
+  backend::Backend& backend_;
+};
+
+}  // namespace
 
 double StepStats::ppl() const { return tokens ? std::exp(nll_sum / static_cast<double>(tokens)) : 0.0; }
 
@@ -43,6 +63,7 @@ StepStats Trainer::step() {
   nn::ParameterSet& params = model_.params();
   params.zero_grad();
   const float grad_scale = 1.0f / static_cast<float>(std::max<int64_t>(stats.tokens, 1));
+  std::optional<Bf16WeightsHold> bf16_weights(std::in_place, model_.backend(), params.values());
   for (int k = 0; k < options_.accum; ++k) {
     tensor::ArenaScope scope(arena_);
     const int64_t micro_step = (stats.step - 1) * options_.accum + k + 1;
@@ -51,6 +72,7 @@ StepStats Trainer::step() {
     stats.loss_sum += loss.loss_sum;
     stats.nll_sum += loss.nll_sum;
   }
+  bf16_weights.reset();
   if (!std::isfinite(stats.loss_sum))
     throw Error("step " + std::to_string(stats.step) + ": the training loss is not finite (" +
                     std::to_string(stats.loss_sum) + "); the model diverged",
