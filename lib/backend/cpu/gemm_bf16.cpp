@@ -8,6 +8,8 @@
 #include <omp.h>
 
 #include <bit>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "backend/cpu/cpu_backend.h"
@@ -83,8 +85,11 @@ const uint16_t* CpuBackend::bf16_operand(std::vector<uint16_t>& buf, const float
                                          int64_t rows, int64_t cols, MatrixStrides s) {
   Bf16Gemm& g = *bf16_;
   const int64_t n = dense_size(batch1, batch2, rows, cols);
-  if (g.weights && x >= g.weights && x + n <= g.weights + g.weights_n && is_dense(s, batch1, batch2, rows, cols))
-    return g.weights_bf16.data() + (x - g.weights);
+  // Addresses compared as integers: x need not point into the held buffer.
+  const auto at = reinterpret_cast<uintptr_t>(x), begin = reinterpret_cast<uintptr_t>(g.weights);
+  if (g.weights && at >= begin && (at - begin) / sizeof(float) + static_cast<uint64_t>(n) <= static_cast<uint64_t>(g.weights_n) &&
+      (at - begin) % sizeof(float) == 0 && is_dense(s, batch1, batch2, rows, cols))
+    return g.weights_bf16.data() + (at - begin) / sizeof(float);
   if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
   kernels_->convert_to_bf16(ctx_, buf.data(), x, batch1, batch2, rows, cols, s);
   return buf.data();
