@@ -1,19 +1,39 @@
 #!/usr/bin/env bash
-# Training-step speed: tt beside PyTorch at its best (../shared/bench/run_anchor.sh), same model, same
-# batches (64 x 32 -> 32 tokens, vocab 8000, dropout 0.1 everywhere as the anchor), same threads, run
-# ALTERNATELY in one go (tt, torch, tt, torch, ...) because the machine is shared and noisy: quote the ratio.
+# Training-step speed: tt beside PyTorch (../shared/bench/run_anchor.sh, or the PyPI release through
+# run_anchor_pypi.sh), same model, same batches (64 x 32 -> 32 tokens, vocab 8000, dropout 0.1 everywhere as
+# the anchor), same threads, run ALTERNATELY in one go (tt, torch, tt, torch, ...) because the machine is
+# shared and noisy: quote the ratio, with the CPU model and ISA this prints first.
 #
-# usage: bench/train_speed.sh [PRESETS] [THREADS]
-#   PRESETS  "tiny small base" (default), any of them, space or comma separated
-#   THREADS  2 (default)
+# usage: bench/train_speed.sh [--precision fp32|bf16] [--anchor debian|pypi] [PRESETS] [THREADS]
+#   --precision  tt-train's --precision (default fp32)
+#   --anchor     debian: PyTorch 1.13 at its best (run_anchor.sh; fp32 only); pypi: the current PyPI release
+#                (run_anchor_pypi.sh), fp32 with --precision fp32, bf16 autocast with --precision bf16.
+#                Default: debian for fp32, pypi for bf16.
+#   PRESETS      "tiny small base" (default), any of them, space or comma separated
+#   THREADS      2 (default)
 # environment:
 #   ROUNDS=2          tt/torch pairs per preset (at least 2)
-#   PEAK=390          oneDNN fp32 GEMM GFLOP/s to compare with; PEAK=measure builds and runs
-#                     ../shared/bench/gemm_peak.cpp on the training shapes with THREADS threads
+#   PEAK=390          oneDNN GEMM GFLOP/s to compare with (fp32, or bf16 with --precision bf16);
+#                     PEAK=measure builds and runs ../shared/bench/gemm_peak.cpp on the training shapes
 #   TT_TRAIN=...      the tt-train binary (default: build/bin/tt-train, then build-*/bin/tt-train)
 #   ANCHOR_DIR=...    where run_anchor.sh lives (default: /work/shared/bench, or ../shared/bench)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+precision=fp32 anchor=""
+while [[ $# -gt 0 && $1 == --* ]]; do
+  case $1 in
+    --precision) precision=${2:?--precision needs fp32 or bf16}; shift 2 ;;
+    --anchor) anchor=${2:?--anchor needs debian or pypi}; shift 2 ;;
+    *) echo "train_speed: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[[ $precision == fp32 || $precision == bf16 ]] || { echo "train_speed: --precision is fp32 or bf16" >&2; exit 2; }
+[[ -n $anchor ]] || { [[ $precision == bf16 ]] && anchor=pypi || anchor=debian; }
+[[ $anchor == debian || $anchor == pypi ]] || { echo "train_speed: --anchor is debian or pypi" >&2; exit 2; }
+[[ $anchor == pypi || $precision == fp32 ]] || { echo "train_speed: the debian anchor has no bf16; use --anchor pypi" >&2; exit 2; }
+anchor_amp=none
+[[ $precision == bf16 ]] && anchor_amp=bf16
 
 presets=${1:-"tiny small base"}
 presets=${presets//,/ }
@@ -41,29 +61,39 @@ trap 'rm -rf "$work"' EXIT
 if [[ $peak == measure ]]; then
   echo "train_speed: measuring the oneDNN GEMM peak ($threads threads)..." >&2
   g++ -O3 -march=native -std=c++17 "$anchor_dir/gemm_peak.cpp" -o "$work/gemm_peak" -ldnnl -fopenmp
-  # Best fp32 variant (sgemm or f32 matmul primitive) over the d=512 training shapes.
+  # Best fp32 variant (sgemm or f32 matmul primitive), or best bf16 one, over the d=512 training shapes.
   peak=$(OMP_NUM_THREADS=$threads "$work/gemm_peak" --quick |
-    awk '$1 ~ /^[0-9]+$/ && ($4 ~ /^sgemm/ || $4 ~ /^mm_f32/) && $6+0 > best { best = $6+0 } END { printf "%.0f", best }')
+    awk -v p="$precision" '$1 ~ /^[0-9]+$/ && (p == "bf16" ? $4 ~ /^mm_bf16/ : ($4 ~ /^sgemm/ || $4 ~ /^mm_f32/)) &&
+      $6+0 > best { best = $6+0 } END { printf "%.0f", best }')
   echo "train_speed: GEMM peak $peak GFLOP/s" >&2
 fi
 
-echo "train_speed: tt = $tt_train, anchor = $anchor_dir/run_anchor.sh, $threads threads, $rounds rounds" >&2
+if [[ $anchor == pypi ]]; then anchor_cmd=("$anchor_dir/run_anchor_pypi.sh"); else anchor_cmd=("$anchor_dir/run_anchor.sh"); fi
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_bf16|avx512_fp16|avx_vnni|amx_bf16|amx_tile)$' | tr '\n' ' ')
+echo "train_speed: CPU $cpu_model; flags ${cpu_flags:-(none of avx2/avx512/bf16/amx)}" >&2
+echo "train_speed: tt = $tt_train --precision $precision, anchor = ${anchor_cmd[0]} ($anchor_amp), $threads threads, $rounds rounds" >&2
 for preset in $presets; do
   for ((round = 1; round <= rounds; round++)); do
     echo "train_speed: $preset round $round: tt" >&2
     # 13 steps as the anchor (3 warm-up + 10 timed); tt's median skips the first 3 steps too.
     "$tt_train" --preset "$preset" --vocab-size 8000 --dropout 0.1 --attention-dropout 0.1 --relu-dropout 0.1 \
       --synthetic-steps 13 --batch-size 64 --src-len 32 --tgt-len 32 --threads "$threads" --device cpu \
-      --seed "$round" --quiet >>"$work/tt-$preset.jsonl"
+      --seed "$round" --precision "$precision" --quiet >>"$work/tt-$preset.jsonl"
     echo "train_speed: $preset round $round: torch" >&2
-    "$anchor_dir/run_anchor.sh" "$preset" "$threads" | sed -n 's/^RESULT //p' >>"$work/torch-$preset.jsonl"
+    if [[ $anchor == pypi ]]; then
+      "${anchor_cmd[0]}" "$preset" "$threads" "$anchor_amp"
+    else
+      "${anchor_cmd[0]}" "$preset" "$threads"
+    fi | sed -n 's/^RESULT //p' >>"$work/torch-$preset.jsonl"
   done
 done
 
-python3 - "$work" "$peak" "$threads" $presets <<'PY'
+python3 - "$work" "$peak" "$threads" "$precision" "$anchor" "$cpu_model" "$cpu_flags" $presets <<'PY'
 import json, statistics, sys
 
-work, peak, threads, presets = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4:]
+work, peak, threads = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+precision, anchor, cpu_model, cpu_flags, presets = sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7].split(), sys.argv[8:]
 # The anchor's models (../shared/bench/nmt_model.py CONFIGS) and its analytic FLOP count
 # (forward_matmul_flops; training = 3 x forward).
 configs = {'tiny': dict(d=128, h=4, ff=256, enc=4, dec=4, V=8000),
@@ -83,7 +113,10 @@ def load(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
 
-print(f"training step, batch 64 x 32 -> 32, vocab 8000, {threads} threads, GEMM peak {peak:.0f} GFLOP/s")
+isas = sorted({r.get('matmul_isa', '?') for p in presets for r in load(f"{work}/tt-{p}.jsonl")})
+print(f"CPU {cpu_model}; flags {' '.join(cpu_flags)}; tt's oneDNN ISA {', '.join(isas)}")
+print(f"training step, batch 64 x 32 -> 32, vocab 8000, {threads} threads, tt {precision} vs torch ({anchor}"
+      f"{', bf16 autocast' if precision == 'bf16' else ''}), GEMM peak {peak:.0f} GFLOP/s")
 print(f"{'preset':<7}{'tt tok/s':>10}{'torch tok/s':>13}{'ratio':>7}{'tt GFLOP/s':>12}{'% peak':>8}"
       f"{'torch GFLOP/s':>15}{'tt RSS MB':>11}{'torch RSS MB':>14}  per-round ratios")
 summary = {}
@@ -106,5 +139,7 @@ for p in presets:
                       tt_gflops=round(tt_gflops, 1), percent_of_peak=round(100 * tt_gflops / peak, 1),
                       torch_gflops=torch_gflops, tt_peak_rss_mb=tt_rss, torch_peak_rss_mb=torch_rss,
                       tt_last_loss=tt[-1]['last_loss'], torch_last_loss=torch[-1]['last_loss'])
-print("RESULT " + json.dumps(dict(bench="train_speed", threads=int(threads), gemm_peak_gflops=peak, presets=summary)))
+print("RESULT " + json.dumps(dict(bench="train_speed", threads=int(threads), precision=precision, anchor=anchor,
+                                 cpu=cpu_model, cpu_flags=cpu_flags, matmul_isa=isas, gemm_peak_gflops=peak,
+                                 presets=summary)))
 PY

@@ -150,6 +150,7 @@ std::string absolute(const std::string& path) { return path.empty() ? path : fs:
 
 // Options read from the command line for a corpus run, and which flags the user actually gave.
 struct CorpusFlags {
+  std::string precision = "fp32";  // --precision (also for synthetic runs)
   std::vector<std::string> train, valid;
   std::string spm, src_spm, tgt_spm, resume, log;
   tt::train::RunConfig config;
@@ -215,18 +216,32 @@ void broadcast_parameters(tt::dist::Communicator& comm, tt::nn::ParameterSet& pa
   params.values().backend().copy_from_host(params.values().f32(), host.data(), host.size() * sizeof(float));
 }
 
+// --precision: bf16 matrix products need bf16 instructions (oneDNN's effective ISA avx512_core_bf16 or
+// AMX); without them tt-train refuses rather than silently train in fp32. Returns the header's words.
+std::string use_precision(tt::backend::Backend& backend, const std::string& precision) {
+  const bool bf16 = precision == "bf16";
+  if (bf16 && !backend.set_matmul_precision(tt::backend::MatmulPrecision::bf16))
+    throw tt::Error("--precision bf16 is not available on " + backend.name() +
+                    (backend.matmul_isa().empty() ? std::string() : ", oneDNN ISA " + backend.matmul_isa()) +
+                    " (a CPU needs AVX512-BF16 or AMX): use --precision fp32");
+  const std::string isa = backend.matmul_isa();
+  return precision + " matmuls" + (isa.empty() ? "" : " (oneDNN " + isa + ")");
+}
+
 int synthetic_main(const ModelConfig& config, const tt::cli::CommonOptions& common, const std::string& init_dir,
                    const std::string& output_dir, const tt::train::SyntheticOptions& options, const std::string& task,
-                   tt::dist::Communicator& comm) {
+                   tt::dist::Communicator& comm, const std::string& precision) {
   auto backend = tt::backend::make_backend(common.device, common.threads);
+  const std::string precision_words = use_precision(*backend, precision);
   tt::nn::Transformer model(config, *backend);
   if (!init_dir.empty()) tt::io::load_model_weights(init_dir, model.params());
   else model.init_parameters(common.seed);
   broadcast_parameters(comm, model.params());
   const bool talk = !common.quiet && comm.is_root();
   if (talk)
-    std::cerr << "tt-train: " << config.parameter_count() << " parameters on " << backend->name() << ", batch "
-              << options.batch_size << " x " << options.src_len << " -> " << options.tgt_len
+    std::cerr << "tt-train: " << config.parameter_count() << " parameters on " << backend->name() << ", "
+              << precision_words << ", batch " << options.batch_size << " x " << options.src_len << " -> "
+              << options.tgt_len
               << (comm.size() > 1 ? " on each of " + std::to_string(comm.size()) + " ranks (" + comm.name() + ")" : "")
               << "\n";
 
@@ -248,6 +263,8 @@ int synthetic_main(const ModelConfig& config, const tt::cli::CommonOptions& comm
   nlohmann::json out;
   out["bench"] = "train";
   out["device"] = backend->name();
+  out["precision"] = precision;
+  out["matmul_isa"] = backend->matmul_isa();
   out["threads"] = common.threads;
   out["ranks"] = comm.size();
   out["parameters"] = config.parameter_count();
@@ -362,6 +379,7 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
   }
 
   auto backend = backend::make_backend(common.device, common.threads);
+  const std::string precision_words = use_precision(*backend, f.precision);
   const int threads = cli::resolve_threads(common.threads);
   const data::ParallelCorpus corpus =
       data::ParallelCorpus::load(rc.data.train_src, rc.data.train_tgt, src_spm, tgt_spm, rc.data.filter, threads);
@@ -403,7 +421,8 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
   state.options = train::to_json(rc);
 
   const double padding = source.batcher().padding_fraction();
-  nlohmann::json start{{"type", "start"}, {"step", state.step}, {"device", backend->name()}, {"threads", threads},
+  nlohmann::json start{{"type", "start"}, {"step", state.step}, {"device", backend->name()},
+                       {"precision", f.precision}, {"matmul_isa", backend->matmul_isa()}, {"threads", threads},
                        {"parameters", config.parameter_count()}, {"model", nn::to_json(config)},
                        {"train", corpus_json(corpus.stats())}, {"batches_per_epoch", source.batches_per_epoch()},
                        {"padding", round_to(padding, 4)}, {"options", state.options}};
@@ -415,7 +434,8 @@ int corpus_main(const CLI::App& app, ModelConfig config, bool model_flags_given,
     if (comm.size() > 1)
       std::cerr << "tt-train: data parallel over " << comm.size() << " ranks (" << comm.name() << "), "
                 << trainer.batches_per_step() << " batches per step\n";
-    std::cerr << "tt-train: " << backend->name() << ", " << threads << (threads == 1 ? " thread, " : " threads, ") << config.parameter_count()
+    std::cerr << "tt-train: " << backend->name() << ", " << threads << (threads == 1 ? " thread, " : " threads, ") << precision_words
+              << ", " << config.parameter_count()
               << " parameters (d_model " << config.d_model << ", " << config.n_layers_enc << "+" << config.n_layers_dec
               << " layers, vocab " << config.vocab_size_src
               << (config.shared_vocab ? " shared" : " / " + std::to_string(config.vocab_size_tgt)) << ")\n"
@@ -538,6 +558,9 @@ int train_main(int argc, char** argv) {
       ->excludes("--config")->excludes("--preset")->group(s);
   auto* output = app.add_option("-o,--output", output_dir, "The run directory (corpus training) or model directory (synthetic)");
   resume->excludes(output)->excludes("--init")->excludes("--synthetic-steps");
+  app.add_option("--precision", f.precision, "Matrix products: fp32, or bf16 operands with fp32 accumulation "
+                 "(needs AVX512-BF16 or AMX)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   tt::cli::add_seed_option(app, common, "Seed for initialisation, batches and dropout");
   tt::cli::add_threads_option(app, common);
   tt::cli::add_device_option(app, common);
@@ -619,7 +642,7 @@ int train_main(int argc, char** argv) {
   options.lr_scale = rc.trainer.schedule.scale;
   options.task = task == "copy" ? tt::train::SyntheticTask::copy : tt::train::SyntheticTask::random;
   const std::unique_ptr<tt::dist::Communicator> comm = tt::dist::make_communicator("tt-train");
-  return synthetic_main(config, common, init_dir, output_dir, options, task, *comm);
+  return synthetic_main(config, common, init_dir, output_dir, options, task, *comm, f.precision);
 }
 
 }  // namespace

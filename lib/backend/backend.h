@@ -25,6 +25,10 @@ struct DropoutKey {
   uint64_t stream = 0;
 };
 
+// Operand precision of the matrix products (gemm, gemm_batched). bf16: operands rounded to bfloat16,
+// products accumulated and written in fp32 (mixed-precision training); everything else stays fp32.
+enum class MatmulPrecision { fp32, bf16 };
+
 // Strides (in elements) of a batched matrix operand with two batch dimensions [b1, b2, rows, cols]:
 // element (i1, i2, r, c) is at i1*batch1 + i2*batch2 + r*ld + c. Lets attention run straight on the
 // [B, T, H, Dh] projections without transposing copies.
@@ -54,6 +58,19 @@ class Backend {
   // keys, or the thread count — so a sentence translates the same in any batch. Costs some speed.
   // Returns whether the mode is now as requested (false: this backend cannot promise it).
   virtual bool set_row_invariant(bool on) { return !on; }
+
+  // Matrix-product precision for every later gemm / gemm_batched call (row-invariant products stay fp32).
+  // Returns whether the mode is now as requested (false: this backend or processor cannot run it).
+  virtual bool set_matmul_precision(MatmulPrecision p) { return p == MatmulPrecision::fp32; }
+  virtual MatmulPrecision matmul_precision() const { return MatmulPrecision::fp32; }
+  // What runs the products, for logs ("avx512_core_bf16", "avx512_core_amx"); empty if not known.
+  virtual std::string matmul_isa() const { return ""; }
+  // Weights mirrored in bf16 (no effect in fp32): converts values[0, n) once, and until release, any bf16
+  // product operand lying inside that range is read from the copy instead of being converted again. The
+  // caller must not change the values while the copy is held (the trainer holds it for one step's
+  // forward and backward, then releases it before the optimizer updates the weights).
+  virtual void hold_bf16_weights(const float* /*values*/, int64_t /*n*/) {}
+  virtual void release_bf16_weights() {}
 
   // ---- matrix products -------------------------------------------------------------------------------
   // C[M,N] = alpha * op(A) * op(B) + beta * C; op(A) is [M,K] (A stored [K,M] when trans_a), op(B) is

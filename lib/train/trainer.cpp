@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,22 @@
 namespace tt::train {
 
 namespace {
+
+// The weights' bf16 copy for one step's forward and backward (Backend::hold_bf16_weights; nothing in
+// fp32), released before the optimizer changes the weights, also when the step throws.
+class Bf16WeightsHold {
+ public:
+  Bf16WeightsHold(backend::Backend& backend, const tensor::Tensor& values) : backend_(backend) {
+    backend_.hold_bf16_weights(values.f32(), values.numel());
+  }
+  ~Bf16WeightsHold() { backend_.release_bf16_weights(); }
+  Bf16WeightsHold(const Bf16WeightsHold&) = delete;
+  Bf16WeightsHold& operator=(const Bf16WeightsHold&) = delete;
+
+ private:
+  backend::Backend& backend_;
+};
+
 
 using Clock = std::chrono::steady_clock;
 
@@ -108,6 +125,7 @@ StepStats Trainer::step() {
   nn::ParameterSet& params = model_.params();
   params.zero_grad();
   const float grad_scale = 1.0f / static_cast<float>(std::max<int64_t>(stats.tokens, 1));
+  std::optional<Bf16WeightsHold> bf16_weights(std::in_place, model_.backend(), params.values());
   for (const auto& [g, batch] : mine) {
     tensor::ArenaScope scope(arena_);
     const nn::LossStats loss = model_.forward_backward(
@@ -115,6 +133,7 @@ StepStats Trainer::step() {
     stats.loss_sum += loss.loss_sum;
     stats.nll_sum += loss.nll_sum;
   }
+  bf16_weights.reset();
   if (ranks > 1) {
     model_.backend().synchronize();
     double losses[2] = {stats.loss_sum, stats.nll_sum};

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 
+#include "backend/cpu/gemm_bf16.h"
 #include "backend/cpu/matmul_cache.h"
 #include "util/check.h"
 #include "util/error.h"
@@ -51,7 +52,7 @@ CpuBackend::CpuBackend(int threads, const std::string& isa)
   omp_set_num_threads(threads_);  // the calling thread's ICV, read by oneDNN (see cpu_backend.h)
 }
 
-CpuBackend::~CpuBackend() = default;  // out of line: MatmulCache is incomplete in the header
+CpuBackend::~CpuBackend() = default;  // out of line: MatmulCache, Bf16Gemm are incomplete in the header
 
 std::string CpuBackend::name() const {
   return "cpu (oneDNN, " + std::to_string(threads_) + (threads_ == 1 ? " thread, " : " threads, ") + kernels_->isa +

@@ -18,6 +18,7 @@
 namespace tt::backend::cpu {
 
 struct MatmulCache;  // oneDNN engine, stream and matmul primitives (matmul_cache.h)
+struct Bf16Gemm;     // bf16 matmul primitives, conversion buffers, held weights (gemm_bf16.h)
 
 class CpuBackend final : public Backend {
  public:
@@ -44,6 +45,13 @@ class CpuBackend final : public Backend {
     row_invariant_ = on;
     return true;
   }
+
+  // bf16 needs bf16 instructions (avx512_core_bf16 or AMX) in oneDNN's effective ISA (gemm_bf16.cpp).
+  bool set_matmul_precision(MatmulPrecision p) override;
+  MatmulPrecision matmul_precision() const override { return precision_; }
+  std::string matmul_isa() const override;
+  void hold_bf16_weights(const float* values, int64_t n) override;
+  void release_bf16_weights() override;
 
   void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
             const float* B, int64_t ldb, float beta, float* C, int64_t ldc) override;
@@ -127,12 +135,22 @@ class CpuBackend final : public Backend {
   void gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
                           int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
+  // bf16 products (gemm_bf16.cpp), 2-D when batch1 == batch2 == 1. Returns false (nothing done) where
+  // oneDNN has no fast bf16 kernel for the shape: the caller runs it in fp32.
+  bool gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
+                 const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta, float* C,
+                 MatrixStrides c);
+  const uint16_t* bf16_operand(std::vector<uint16_t>& buf, const float* x, int batch1, int batch2, int64_t rows,
+                               int64_t cols, MatrixStrides s);
+
   int threads_;
   const KernelTable* kernels_;
   KernelContext ctx_;
   bool row_invariant_ = false;
   std::vector<float> scratch_;
   std::unique_ptr<MatmulCache> matmul_;
+  MatmulPrecision precision_ = MatmulPrecision::fp32;
+  std::unique_ptr<Bf16Gemm> bf16_;
 };
 
 }  // namespace tt::backend::cpu

@@ -44,6 +44,9 @@ void CpuBackend::gemm(bool trans_a, bool trans_b, int M, int N, int K, float alp
     gemm_row_invariant(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
+  if (precision_ == MatmulPrecision::bf16 && gemm_bf16(trans_a, trans_b, 1, 1, M, N, K, alpha, A, {0, 0, lda}, B,
+                                                        {0, 0, ldb}, beta, C, {0, 0, ldc}))
+    return;
   // Weight gradients C = A^T B (dW[O, I] += dy^T x) whose operands have row strides that are multiples
   // of 1 KiB (O or I = 256, 512, 768, 1024, ...) run up to 2x slower: oneDNN's packing then walks a few
   // cache sets. Copying such an operand to a stride padded by 64 bytes first costs a few per cent and
@@ -107,6 +110,9 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
     check_sgemm(status, M, N, K);
     return;
   }
+  if (precision_ == MatmulPrecision::bf16 && gemm_bf16(trans_a, trans_b, batch1, batch2, M, N, K, alpha, A, a, B, b,
+                                                        beta, C, c))
+    return;
   if (!matmul_) matmul_ = std::make_unique<MatmulCache>();
   MatmulCache& cache = *matmul_;
   MatmulCache::Key key{trans_a, trans_b, batch1, batch2, M, N, K, std::bit_cast<int32_t>(alpha),

@@ -26,6 +26,8 @@ inline float* kernel_scratch(const KernelContext& ctx, size_t n) { return ctx.sc
 
 }  // namespace
 
+void convert_to_bf16(const KernelContext& ctx, uint16_t* y, const float* x, int batch1, int batch2, int64_t rows,
+                     int64_t cols, MatrixStrides s);
 void add_bias(const KernelContext& ctx, float* y, const float* x, const float* bias, int64_t N, int D);
 void bias_backward(const KernelContext& ctx, float* dbias, const float* dy, int64_t N, int D);
 void add(const KernelContext& ctx, float* y, const float* a, const float* b, int64_t n);

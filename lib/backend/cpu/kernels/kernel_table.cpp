@@ -27,6 +27,7 @@ const KernelTable kernel_table{
     .cross_entropy_forward_backward = cross_entropy_forward_backward,
     .log_softmax = log_softmax,
     .adam_step = adam_step,
+    .convert_to_bf16 = convert_to_bf16,
     .gather_rows = gather_rows,
 };
 

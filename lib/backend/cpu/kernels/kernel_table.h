@@ -59,6 +59,10 @@ struct KernelTable {
   void (*log_softmax)(const KernelContext&, float* x, int64_t N, int V);
   void (*adam_step)(const KernelContext&, float* param, float* m, float* v, const float* grad, int64_t n, float lr,
                     float beta1, float beta2, float eps, float weight_decay, int64_t step);
+  // Not in backend.h: the bf16 products' operand conversion (gemm_bf16.cpp). y = bf16(x), x a [batch1,
+  // batch2] grid of [rows, cols] matrices at strides s, y the same grid stored densely.
+  void (*convert_to_bf16)(const KernelContext&, uint16_t* y, const float* x, int batch1, int batch2, int64_t rows,
+                          int64_t cols, MatrixStrides s);
   void (*gather_rows)(const KernelContext&, float* dst, const float* src, const int32_t* index, int64_t N, int64_t D);
 };
 

@@ -1,0 +1,169 @@
+// bf16 matrix products (Backend::set_matmul_precision(bf16)): operands rounded to bf16, products
+// accumulated and written in fp32 by oneDNN's `matmul` primitive, which picks AMX, avx512_core_bf16 or
+// what else the processor has. fp32 operands are converted into dense bf16 buffers by the per-ISA kernel
+// (kernels/convert.cpp) — the conversion also packs strided views (attention's [B, T, H, Dh] heads), so
+// the primitives only ever see dense operands; operands inside the held weights are read from the bf16
+// copy made once per step.
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/gemm_bf16.h"
+#include "util/error.h"
+
+namespace tt::backend::cpu {
+namespace {
+
+std::string isa_name(dnnl_cpu_isa_t isa) {
+  switch (isa) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "isa 0x" + [&] {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "%x", static_cast<unsigned>(isa));
+      return std::string(buf);
+    }();
+  }
+}
+
+// True when oneDNN may use bf16 instructions (avx512_core_bf16 or AMX); without them oneDNN would
+// emulate bf16 slower than fp32, so tt does not offer it.
+bool has_bf16_instructions(dnnl_cpu_isa_t isa) {
+  const auto need = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
+  return (static_cast<unsigned>(isa) & need) == need;
+}
+
+// Elements of a [batch1, batch2] grid of [rows, cols] matrices when stored densely.
+int64_t dense_size(int batch1, int batch2, int64_t rows, int64_t cols) { return int64_t{batch1} * batch2 * rows * cols; }
+
+bool is_dense(MatrixStrides s, int batch1, int batch2, int64_t rows, int64_t cols) {
+  return s.ld == cols && (batch2 == 1 || s.batch2 == rows * cols) && (batch1 == 1 || s.batch1 == batch2 * rows * cols);
+}
+
+}  // namespace
+
+std::string CpuBackend::matmul_isa() const { return isa_name(dnnl_get_effective_cpu_isa()); }
+
+bool CpuBackend::set_matmul_precision(MatmulPrecision p) {
+  if (p == MatmulPrecision::bf16 && !has_bf16_instructions(dnnl_get_effective_cpu_isa())) return false;
+  precision_ = p;
+  return true;
+}
+
+void CpuBackend::hold_bf16_weights(const float* values, int64_t n) {
+  if (precision_ != MatmulPrecision::bf16) return;
+  if (!bf16_) bf16_ = std::make_unique<Bf16Gemm>();
+  Bf16Gemm& g = *bf16_;
+  if (g.weights_bf16.size() < static_cast<size_t>(n)) g.weights_bf16.resize(static_cast<size_t>(n));
+  kernels_->convert_to_bf16(ctx_, g.weights_bf16.data(), values, 1, 1, 1, n, MatrixStrides{n, n, n});
+  g.weights = values;
+  g.weights_n = n;
+}
+
+void CpuBackend::release_bf16_weights() {
+  if (bf16_) {
+    bf16_->weights = nullptr;
+    bf16_->weights_n = 0;
+  }
+}
+
+// A dense bf16 copy of one operand: the held weights when it lies inside them, else converted into buf.
+const uint16_t* CpuBackend::bf16_operand(std::vector<uint16_t>& buf, const float* x, int batch1, int batch2,
+                                         int64_t rows, int64_t cols, MatrixStrides s) {
+  Bf16Gemm& g = *bf16_;
+  const int64_t n = dense_size(batch1, batch2, rows, cols);
+  // Addresses compared as integers: x need not point into the held buffer.
+  const auto at = reinterpret_cast<uintptr_t>(x), begin = reinterpret_cast<uintptr_t>(g.weights);
+  if (g.weights && at >= begin && (at - begin) / sizeof(float) + static_cast<uint64_t>(n) <= static_cast<uint64_t>(g.weights_n) &&
+      (at - begin) % sizeof(float) == 0 && is_dense(s, batch1, batch2, rows, cols))
+    return g.weights_bf16.data() + (at - begin) / sizeof(float);
+  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
+  kernels_->convert_to_bf16(ctx_, buf.data(), x, batch1, batch2, rows, cols, s);
+  return buf.data();
+}
+
+bool CpuBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
+                           const float* A, MatrixStrides as, const float* B, MatrixStrides bs, float beta, float* C,
+                           MatrixStrides cs) {
+  if (K <= 0) return false;  // the fp32 path scales C
+  if (!bf16_) bf16_ = std::make_unique<Bf16Gemm>();
+  Bf16Gemm& g = *bf16_;
+  const bool batched = batch1 > 1 || batch2 > 1;
+  Bf16Gemm::Key key{batch1, batch2, M, N, K, trans_a, trans_b, std::bit_cast<int32_t>(alpha),
+                    std::bit_cast<int32_t>(beta), batched ? cs.batch1 : 0, batched ? cs.batch2 : 0, cs.ld};
+  if (g.unsupported.count(key)) return false;
+  omp_set_num_threads(threads_);  // oneDNN sizes its parallel region from this ICV (cpu_backend.h)
+
+  auto it = g.entries.find(key);
+  if (it == g.entries.end()) {
+    using dnnl::memory;
+    using dt = memory::data_type;
+    const int64_t m = M, n = N, k = K;
+    // Dense operands: A stored [M, K] (or [K, M] when trans_a), B stored [K, N] (or [N, K] when trans_b).
+    memory::desc a_md, b_md, c_md;
+    if (batched) {
+      a_md = memory::desc({batch1, batch2, m, k}, dt::bf16,
+                          trans_a ? memory::dims{batch2 * m * k, m * k, 1, m} : memory::dims{batch2 * m * k, m * k, k, 1});
+      b_md = memory::desc({batch1, batch2, k, n}, dt::bf16,
+                          trans_b ? memory::dims{batch2 * k * n, k * n, 1, k} : memory::dims{batch2 * k * n, k * n, n, 1});
+      c_md = memory::desc({batch1, batch2, m, n}, dt::f32, memory::dims{cs.batch1, cs.batch2, cs.ld, 1});
+    } else {
+      a_md = memory::desc({m, k}, dt::bf16, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+      b_md = memory::desc({k, n}, dt::bf16, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
+      c_md = memory::desc({m, n}, dt::f32, memory::dims{cs.ld, 1});
+    }
+    try {
+      dnnl::primitive_attr attr;
+      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+      if (beta != 0.0f) {
+        dnnl::post_ops ops;
+        ops.append_sum(beta);
+        attr.set_post_ops(ops);
+      }
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, g.engine);
+      // A reference (unoptimised) implementation would be far slower than fp32 sgemm.
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, "ref");
+      if (g.entries.size() >= Bf16Gemm::kMaxEntries) g.entries.clear();
+      Bf16Gemm::Entry e{dnnl::matmul(pd), memory(a_md, g.engine, nullptr), memory(b_md, g.engine, nullptr),
+                        memory(c_md, g.engine, nullptr), {}};
+      e.args = {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}};
+      it = g.entries.emplace(key, std::move(e)).first;
+    } catch (const dnnl::error&) {
+      if (g.unsupported.size() >= Bf16Gemm::kMaxEntries) g.unsupported.clear();
+      g.unsupported.emplace(key, true);
+      return false;
+    }
+  }
+
+  const uint16_t* a16 =
+      bf16_operand(g.a_buf, A, batch1, batch2, trans_a ? K : M, trans_a ? M : K, as);
+  const uint16_t* b16 =
+      bf16_operand(g.b_buf, B, batch1, batch2, trans_b ? N : K, trans_b ? K : N, bs);
+  Bf16Gemm::Entry& e = it->second;
+  try {
+    e.a.set_data_handle(const_cast<uint16_t*>(a16));
+    e.b.set_data_handle(const_cast<uint16_t*>(b16));
+    e.c.set_data_handle(C);
+    e.prim.execute(g.stream, e.args);
+    g.stream.wait();
+  } catch (const dnnl::error& err) {
+    throw InternalError(std::string("oneDNN bf16 matmul failed: ") + err.what() + " (status " +
+                        std::to_string(static_cast<int>(err.status)) + ")");
+  }
+  return true;
+}
+
+}  // namespace tt::backend::cpu

@@ -1,0 +1,64 @@
+// tt-train --precision: the header and JSON name the precision and oneDNN's ISA; bf16 trains where the
+// processor has bf16 instructions, and is refused in one line (exit 1) where it has not — forced here with
+// oneDNN's DNNL_MAX_CPU_ISA cap, so the refusal is tested on any machine.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.h"
+#include "support/run_command.h"
+
+using tt::test::run_command;
+using tt::test::tool;
+
+namespace {
+
+const std::string tiny_run =
+    " --preset tiny --d-model 32 --d-ff 64 --heads 2 --layers 1 --vocab-size 30 --synthetic-steps 2"
+    " --batch-size 4 --src-len 6 --tgt-len 6 --threads 1 --device cpu";
+
+bool processor_has_bf16() {
+  auto be = tt::backend::make_backend("cpu", 1);
+  return be->set_matmul_precision(tt::backend::MatmulPrecision::bf16);
+}
+
+}  // namespace
+
+TEST_CASE("tt-train names fp32 and oneDNN's ISA in its header and JSON by default", "[tt-train][bf16]") {
+  auto r = run_command(tool("tt-train") + tiny_run);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.err, Catch::Contains("fp32 matmuls (oneDNN "));
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["precision"] == "fp32");
+  CHECK_FALSE(j["matmul_isa"].get<std::string>().empty());
+}
+
+TEST_CASE("tt-train --precision bf16 trains where bf16 instructions exist", "[tt-train][bf16]") {
+  if (!processor_has_bf16()) {
+    WARN("no bf16 instructions on this processor: only the refusal is tested");
+    return;
+  }
+  auto r = run_command(tool("tt-train") + tiny_run + " --precision bf16");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["precision"] == "bf16");
+  const std::string isa = j["matmul_isa"];
+  CHECK((isa == "avx512_core_bf16" || isa == "avx512_core_amx"));
+  CHECK_THAT(r.err, Catch::Contains("bf16 matmuls (oneDNN " + isa + ")"));
+  CHECK(j["last_loss"].get<double>() > 0);
+}
+
+TEST_CASE("tt-train --precision bf16 refuses in one line without bf16 instructions", "[tt-train][bf16]") {
+  // avx512_core_vnni: the best ISA without bf16 (a lower machine caps lower by itself).
+  auto r = run_command("DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI " + tool("tt-train") + tiny_run + " --precision bf16");
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("tt-train: error: --precision bf16 is not available on cpu") &&
+                        Catch::Contains("oneDNN ISA") && Catch::Contains("use --precision fp32"));
+  // The cap worked: the ISA named is not a bf16 one.
+  CHECK_THAT(r.err, !Catch::Contains("ISA avx512_core_bf16") && !Catch::Contains("ISA avx512_core_amx"));
+  // fp32 still runs under the same cap.
+  r = run_command("DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI " + tool("tt-train") + tiny_run);
+  CHECK(r.status == 0);
+}
