@@ -135,12 +135,18 @@ TEST_CASE("tt-attnviz: --target with the search's own output reproduces its maps
   REQUIRE(forced.status == 0);
   auto f = parse_lines(forced.out);
   REQUIRE(f.size() == searched.size());
+  // The reference is detokenised text: SentencePiece may segment it differently from the pieces the
+  // search produced (then the maps are over other tokens). Where the pieces agree, the maps must too.
+  size_t compared = 0;
   for (size_t i = 0; i < f.size(); ++i) {
     INFO("line " << i);
     CHECK_FALSE(f[i].contains("score"));
     searched[i].erase("score");
+    if (f[i]["tgt_tokens"] != searched[i]["tgt_tokens"]) continue;
+    ++compared;
     CHECK(f[i] == searched[i]);
   }
+  CHECK(compared >= f.size() / 2);
   const std::string short_ref = dir.write("short.de", "x\n");
   auto bad = run_command(attnviz("-q --target " + quoted(short_ref)), in);
   CHECK(bad.status == 1);
