@@ -162,6 +162,21 @@ class Backend {
   // ---- layout -------------------------------------------------------------------------------------------
   // Copy rows: dst[i, :] = src[index[i], :] for i < N (beam reordering of KV caches). D columns.
   virtual void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) = 0;
+
+  // ---- decoding -------------------------------------------------------------------------------------------
+  // Attention of ONE query per row over keys addressed by row number, so that beam search can reorder
+  // hypotheses without moving cached keys/values: key j of row r is row key_rows[r * max_keys + j] of k and
+  // of v (row stride ld elements), for j < key_counts[r] (>= 1). Per row and head h (columns h*Dh ..):
+  //   p_j = softmax_j(scale * q[r] . k[key_j]),  ctx[r] = sum_j p_j v[key_j].
+  // q [rows, H*Dh] (row stride ldq), ctx [rows, H*Dh] (row stride ldc). probs: null, or [rows, H, max_keys]
+  // receiving p (exact 0 for j >= key_counts[r]). The bits of a row depend only on that row's inputs (CPU:
+  // fixed summation order per row, whatever rows or threads).
+  virtual void attention_decode(float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq, const float* k,
+                                const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts,
+                                int rows, int max_keys, int H, int Dh, float scale);
+  // Per row of x [rows, V]: the k largest values, best first, and their column indices; ties go to the
+  // lower index, NaN counts as -inf. k <= V. values, indices: [rows, k].
+  virtual void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k);
 };
 
 // Threads: `threads` <= 0 means all cores. The CPU backend owns its thread count (no global
