@@ -13,6 +13,7 @@
 #include "backend/backend.h"
 #include "cli/app.h"
 #include "cli/common_options.h"
+#include "cli/decode_options.h"
 #include "cli/run_tool.h"
 #include "data/spm_tokenizer.h"
 #include "decode/translator.h"
@@ -33,7 +34,7 @@ using tt::viz::Kind;
 
 struct Flags {
   std::string model, input = "-", target, html;
-  std::string format = "json", alignment = "hard", length_penalty = "gnmt", reduce = "none";
+  std::string format = "json", alignment = "hard", reduce = "none";
   std::vector<std::string> kinds;
   std::string layers, heads;
   int precision = 4;
@@ -196,7 +197,8 @@ int attnviz_main(int argc, char** argv) {
   CLI::App app{"Attention maps of translations: JSON lines (or bertviz, or alignments) on stdout, an HTML page."};
   tt::cli::configure_app(app, "tt-attnviz");
   Flags f;
-  tt::decode::TranslatorOptions o;
+  tt::cli::DecodeOptions d;
+  tt::decode::TranslatorOptions& o = d.translator;
   tt::cli::CommonOptions common;
   app.add_option("-m,--model", f.model, "Model directory")->required();
   app.add_option("-i,--input", f.input, "Input file ('-': stdin)");
@@ -218,35 +220,16 @@ int attnviz_main(int argc, char** argv) {
   app.add_flag("--merge-words", f.merge_words, "Merge subword pieces into words (keys summed, queries averaged)")
       ->group(g);
   app.add_option("--max-sentences", f.max_sentences, "Stop after N sentences (0: all)")->group(g);
-  const std::string s = "Search (as tt-translate)";
-  app.add_option("--beam", o.search.beam, "Beam size (1: greedy)")->check(CLI::Range(1, 1024))->group(s);
-  app.add_option("--length-penalty", f.length_penalty, "gnmt ((5+L)/6)^alpha, power (L^alpha) or none")
-      ->check(CLI::IsMember({"gnmt", "power", "none"}))->group(s);
-  app.add_option("--alpha", o.search.alpha, "Length-penalty exponent")->group(s);
-  app.add_option("--max-len-a", o.search.max_len_a, "Max target length: a * source length + b")
-      ->check(CLI::NonNegativeNumber)->group(s);
-  app.add_option("--max-len-b", o.search.max_len_b, "Max target length: a * source length + b")
-      ->check(CLI::NonNegativeNumber)->group(s);
-  app.add_option("--min-len", o.search.min_len, "Min target length (pieces, without </s>)")
-      ->check(CLI::NonNegativeNumber)->group(s);
-  const std::string b = "Batching";
-  app.add_option("--batch-size", o.batch_size, "Sentences per batch")->check(CLI::Range(1, 1 << 20))->group(b);
-  app.add_option("--batch-tokens", o.batch_tokens, "Padded source tokens per search batch (0: no limit)")
-      ->check(CLI::NonNegativeNumber)->group(b);
-  app.add_option("--window", o.window, "Batches per length-sorting window")->check(CLI::Range(1, 1 << 20))->group(b);
-  app.add_option("--max-src-len", o.max_src_len, "Truncate longer inputs (pieces) with a warning")
-      ->check(CLI::Range(1, 1 << 20))->group(b);
-  app.add_flag("--skip-invalid", o.skip_invalid, "Invalid UTF-8: warn and write an empty sentence")->group(b);
+  tt::cli::add_search_options(app, d, "Search (as tt-translate)");
+  tt::cli::add_batching_options(app, d, "Batching");
   tt::cli::add_threads_option(app, common);
   tt::cli::add_device_option(app, common);
   tt::cli::add_quiet_flag(app, common);
   tt::cli::parse(app, argc, argv);
 
-  o.search.length_penalty = tt::decode::parse_length_penalty(f.length_penalty);
+  d.finish();
   if (!f.html.empty() && f.format == "alignment")
     throw tt::ConfigError("--html draws attention maps; it does not combine with --format alignment");
-  o.max_src_len_name = "--max-src-len";
-  o.skip_invalid_name = "--skip-invalid";
   if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;
   if (f.max_sentences) {  // translate no more than needed (results do not depend on batching)
     o.window = 1;

@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "cli/app.h"
 #include "cli/common_options.h"
+#include "cli/decode_options.h"
 #include "cli/run_tool.h"
 #include "data/spm_tokenizer.h"
 #include "decode/translator.h"
@@ -29,7 +30,6 @@ struct Flags {
   std::vector<std::string> models;
   std::string input = "-";
   std::string input_format = "text", output_format = "text";
-  std::string length_penalty = "gnmt";
   std::string alignment = "none";
   std::string scores_file;
   bool scores = false;
@@ -49,7 +49,8 @@ int translate_main(int argc, char** argv) {
   CLI::App app{"Translate text with a tt model: lines on stdin, translations on stdout."};
   tt::cli::configure_app(app, "tt-translate");
   Flags f;
-  tt::decode::TranslatorOptions o;
+  tt::cli::DecodeOptions d;
+  tt::decode::TranslatorOptions& o = d.translator;
   tt::cli::CommonOptions common;
   app.add_option("-m,--model", f.models, "Model directory (several: an ensemble)")->required()->expected(1, -1);
   app.add_option("-i,--input", f.input, "Input file ('-': stdin)");
@@ -57,44 +58,25 @@ int translate_main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "pieces", "ids"}));
   app.add_option("--output-format", f.output_format, "Output lines: text, pieces or ids")
       ->check(CLI::IsMember({"text", "pieces", "ids"}));
-  const std::string s = "Search";
-  app.add_option("--beam", o.search.beam, "Beam size (1: greedy)")->check(CLI::Range(1, 1024))->group(s);
-  app.add_option("--length-penalty", f.length_penalty, "gnmt ((5+L)/6)^alpha, power (L^alpha) or none")
-      ->check(CLI::IsMember({"gnmt", "power", "none"}))->group(s);
-  app.add_option("--alpha", o.search.alpha, "Length-penalty exponent")->group(s);
-  app.add_option("--max-len-a", o.search.max_len_a, "Max target length: a * source length + b")
-      ->check(CLI::NonNegativeNumber)->group(s);
-  app.add_option("--max-len-b", o.search.max_len_b, "Max target length: a * source length + b")
-      ->check(CLI::NonNegativeNumber)->group(s);
-  app.add_option("--min-len", o.search.min_len, "Min target length (pieces, without </s>)")
-      ->check(CLI::NonNegativeNumber)->group(s);
+  tt::cli::add_search_options(app, d, "Search");
   app.add_option("--nbest", o.search.nbest, "Print the N best per line (Moses format; N <= beam)")
-      ->check(CLI::Range(1, 1024))->group(s);
+      ->check(CLI::Range(1, 1024))->group("Search");
   const std::string g = "Output";
   app.add_flag("--scores", f.scores, "Print the score of each line on stderr")->group(g);
   app.add_option("--scores-file", f.scores_file, "Write the score of each line to FILE")->group(g);
   app.add_option("--alignment", f.alignment, "Append ' ||| ' and alignments: hard or soft (Marian's formats)")
       ->check(CLI::IsMember({"none", "hard", "soft"}))->group(g);
-  const std::string b = "Batching";
-  app.add_option("--batch-size", o.batch_size, "Sentences per batch")->check(CLI::Range(1, 1 << 20))->group(b);
-  app.add_option("--batch-tokens", o.batch_tokens, "Padded source tokens per batch (0: no limit)")
-      ->check(CLI::NonNegativeNumber)->group(b);
-  app.add_option("--window", o.window, "Batches per length-sorting window")->check(CLI::Range(1, 1 << 20))->group(b);
-  app.add_option("--max-src-len", o.max_src_len, "Truncate longer inputs (pieces) with a warning")
-      ->check(CLI::Range(1, 1 << 20))->group(b);
-  app.add_flag("--flush", o.flush, "Translate and print each line as soon as it is read")->group(b);
-  app.add_flag("--skip-invalid", o.skip_invalid, "Invalid UTF-8: warn and print an empty line")->group(b);
+  tt::cli::add_batching_options(app, d, "Batching");
+  app.add_flag("--flush", o.flush, "Translate and print each line as soon as it is read")->group("Batching");
   tt::cli::add_threads_option(app, common);
   tt::cli::add_device_option(app, common);
   tt::cli::add_quiet_flag(app, common);
   tt::cli::parse(app, argc, argv);
 
-  o.search.length_penalty = tt::decode::parse_length_penalty(f.length_penalty);
+  d.finish();
   o.input_format = tt::decode::parse_text_format(f.input_format);
   o.output_format = tt::decode::parse_text_format(f.output_format);
   o.alignment = tt::decode::parse_alignment_format(f.alignment);
-  o.max_src_len_name = "--max-src-len";
-  o.skip_invalid_name = "--skip-invalid";
   if (o.search.nbest > o.search.beam)
     throw tt::ConfigError("--nbest " + std::to_string(o.search.nbest) + " exceeds --beam " +
                           std::to_string(o.search.beam), "raise --beam to at least --nbest");
@@ -131,7 +113,7 @@ int translate_main(int argc, char** argv) {
   if (!common.quiet) {
     std::fprintf(stderr, "tt-translate: %s, compute float32, %zu model%s, beam %d, length penalty %s (alpha %g)%s\n",
                  backend->name().c_str(), models.size(), models.size() == 1 ? "" : "s", o.search.beam,
-                 f.length_penalty.c_str(), static_cast<double>(o.search.alpha),
+                 d.length_penalty.c_str(), static_cast<double>(o.search.alpha),
                  invariant ? ", batch-invariant" : "");
     if (!invariant)
       std::fprintf(stderr, "tt-translate: note: on this device outputs may depend on --batch-size\n");

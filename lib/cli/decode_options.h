@@ -1,0 +1,26 @@
+// The search and batching flags tt-translate and tt-attnviz share, each defined once (GUIDE §7.10): same
+// name, range and help in both tools, and one place that turns their string values into the library's
+// decode::TranslatorOptions. A tool adds the groups it has, parses, then calls finish().
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "decode/translator.h"
+
+namespace tt::cli {
+
+struct DecodeOptions {
+  decode::TranslatorOptions translator;
+  std::string length_penalty = "gnmt";  // as given (gnmt, power, none); finish() parses it
+
+  // After parsing: the parsed values into `translator`, and the flag names its messages use.
+  void finish();
+};
+
+// --beam --length-penalty --alpha --max-len-a --max-len-b --min-len, in help group `group`.
+void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& group);
+// --batch-size --batch-tokens --window --max-src-len --skip-invalid, in help group `group`.
+void add_batching_options(CLI::App& app, DecodeOptions& o, const std::string& group);
+
+}  // namespace tt::cli
