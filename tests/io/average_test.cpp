@@ -338,7 +338,7 @@ TEST_CASE("select --best ranks by logged validation BLEU, ties to the later step
   CHECK(steps_of(s) == std::vector<int64_t>{300});
 }
 
-TEST_CASE("select --best: a malformed log is an error naming file:line; a torn last line is passed over",
+TEST_CASE("select --best: a malformed log is an error naming file:line, a torn last line is passed over",
           "[average][selection]") {
   tt::test::TmpDir tmp;
   const std::string run = fake_run(tmp, {100, 200}, valid_line(100, 20.0) + "{oops\n" + valid_line(200, 21.0));

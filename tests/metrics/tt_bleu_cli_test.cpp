@@ -42,7 +42,7 @@ TEST_CASE("tt-bleu prints what sacreBLEU printed for every fixture case", "[metr
   CHECK(n >= 20);
 }
 
-TEST_CASE("hypotheses come from stdin; CR, trailing spaces and a BOM are read as sacreBLEU reads them", "[metrics][cli]") {
+TEST_CASE("hypotheses come from stdin: CR, trailing spaces and a BOM are read as sacreBLEU reads them", "[metrics][cli]") {
   auto from_file = bleu("ref1.txt -i hyp.txt -m bleu chrf -w 4 -f text");
   std::string hyp = read_file(kFixtures + "/hyp.txt");
   auto from_stdin = bleu("ref1.txt -m bleu chrf -w 4 -f text", hyp);

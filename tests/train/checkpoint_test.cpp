@@ -106,7 +106,7 @@ TEST_CASE("a checkpoint is a model directory plus optimizer and trainer state, a
   CHECK_THROWS_WITH(tt::train::load_optimizer(dir, adam3), Catch::Contains("optimizer.safetensors"));
 }
 
-TEST_CASE("links are replaced atomically; pruning keeps the last K and whatever best or last points to",
+TEST_CASE("links are replaced atomically, pruning keeps the last K and whatever best or last points to",
           "[checkpoint]") {
   TmpDir tmp;
   const std::string run = tmp.path();

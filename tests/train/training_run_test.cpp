@@ -34,7 +34,7 @@ tt::data::ParallelCorpus corpus() {
 
 }  // namespace
 
-TEST_CASE("run_training: early stopping after N validations without improvement; best stays put",
+TEST_CASE("run_training: early stopping after N validations without improvement, best stays put",
           "[training_run]") {
   tt::test::TmpDir tmp;
   auto backend = tt::backend::make_backend("cpu", 1);

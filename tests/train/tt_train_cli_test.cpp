@@ -198,7 +198,7 @@ TEST_CASE("tt-train --resume: 2N steps straight and N + resume + N give bit-iden
   CHECK(listing(fx.run("b")) == before);
 }
 
-TEST_CASE("tt-train: Ctrl-C finishes the step, saves and exits 130; a second signal exits at once",
+TEST_CASE("tt-train: Ctrl-C finishes the step, saves and exits 130, a second signal exits at once",
           "[tt-train][signals]") {
   Fixture fx;
   const std::string run = fx.run("run");
@@ -234,7 +234,7 @@ TEST_CASE("tt-train: Ctrl-C finishes the step, saves and exits 130; a second sig
   CHECK(read_file(run + "/last/model.safetensors") == before);
 }
 
-TEST_CASE("tt-train --train: errors name the file, flag or count; bad flags exit 2", "[tt-train][errors]") {
+TEST_CASE("tt-train --train: errors name the file, flag or count, bad flags exit 2", "[tt-train][errors]") {
   Fixture fx;
   const std::string t = tool("tt-train") + tiny_model;
   const std::string short_de = fx.dir.write("short.de", "Ein Hund.\nZwei Katzen.\n");
@@ -269,7 +269,8 @@ TEST_CASE("tt-train --train: errors name the file, flag or count; bad flags exit
   CHECK(listing(fx.run("r4")) == before);
   r = run_command(t + fx.data(1) + " -q --lr 1e30 --max-steps 5 -o " + q(fx.run("r5")));
   CHECK(r.status == 1);
-  CHECK_THAT(r.err, Catch::Contains("step 2: the training loss is not finite"));
+  CHECK_THAT(r.err, Catch::Contains("step 2: the training loss is not finite") &&
+                        Catch::Contains("hint: lower the learning rate (--lr-scale or --lr), lengthen --warmup-steps"));
   CHECK(log_records(fx.run("r5") + "/log.jsonl").back()["reason"] == "error");
 
   for (const std::string& bad : std::vector<std::string>{" --max-steps 1", " -o X --train " + q(fx.en) + " " + q(fx.de),

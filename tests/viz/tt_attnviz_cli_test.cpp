@@ -241,7 +241,7 @@ print("ok", n)
   CHECK(py.out == "ok 3\n");
 }
 
-TEST_CASE("tt-attnviz --html: one self-contained page; in headless Chromium it renders the grid", "[viz][cli]") {
+TEST_CASE("tt-attnviz --html: one self-contained page, in headless Chromium it renders the grid", "[viz][cli]") {
   test::TmpDir dir;
   const std::string page = dir.file("page.html");
   auto r = run_command(attnviz("-q --html " + quoted(page)), input(4));
