@@ -14,6 +14,7 @@
 
 #include "cli/app.h"
 #include "cli/common_options.h"
+#include "cli/flag_names.h"
 #include "cli/input_files.h"
 #include "cli/run_tool.h"
 #include "data/line_pipeline.h"
@@ -245,10 +246,14 @@ int tokenize_main(int argc, char** argv) {
               << "Run 'tt-tokenize --help' for usage.\n";
     throw tt::cli::ExitRequest{2};
   }
-  if (*train_cmd) return train(train_options, quiet);
-  if (*encode_cmd) return encode(encode_args, alpha->count() > 0, seed->count() > 0);
-  if (*decode_cmd) return decode(decode_args);
-  return vocab(vocab_model);
+  // The library names options by field; the subcommand's flags name them for the user (-i names `inputs`).
+  const tt::cli::FlagNames flags(*app.get_subcommands().front(), {{"inputs", "--input"}});
+  return tt::cli::with_flag_names(flags, [&] {
+    if (*train_cmd) return train(train_options, quiet);
+    if (*encode_cmd) return encode(encode_args, alpha->count() > 0, seed->count() > 0);
+    if (*decode_cmd) return decode(decode_args);
+    return vocab(vocab_model);
+  });
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "cli/app.h"
 #include "cli/common_options.h"
+#include "cli/flag_names.h"
 #include "cli/input_files.h"
 #include "cli/run_tool.h"
 #include "data/parallel_corpus.h"
@@ -566,6 +567,9 @@ int train_main(int argc, char** argv) {
   tt::cli::add_device_option(app, common);
   tt::cli::add_quiet_flag(app, common, "No progress lines on stderr");
   tt::cli::parse(app, argc, argv);
+  // The library names options by field; these flags name them for the user.
+  const tt::cli::FlagNames flags_by_field(app, {{"time_limit_s", "--time-limit"}, {"steps", "--synthetic-steps"}});
+  return tt::cli::with_flag_names(flags_by_field, [&] {
   // Files are data, not usage: a missing or unreadable one is exit 1 naming it (man 7 tt).
   if (!config_path.empty()) tt::cli::check_input_file(config_path, "--config file");
   tt::cli::check_input_files(f.train, "--train file");
@@ -643,6 +647,7 @@ int train_main(int argc, char** argv) {
   options.task = task == "copy" ? tt::train::SyntheticTask::copy : tt::train::SyntheticTask::random;
   const std::unique_ptr<tt::dist::Communicator> comm = tt::dist::make_communicator("tt-train");
   return synthetic_main(config, common, init_dir, output_dir, options, task, *comm, f.precision);
+  });
 }
 
 }  // namespace

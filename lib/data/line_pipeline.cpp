@@ -18,7 +18,7 @@ namespace {
 constexpr size_t sink_bytes = size_t{1} << 16;
 
 FormatError error_at(const std::string& name, size_t line_number, const Error& e) {
-  return FormatError(name + ":" + std::to_string(line_number) + ": " + e.what(), e.hint());
+  return FormatError(name + ":" + std::to_string(line_number) + ": ", e);
 }
 
 struct Chunk {
@@ -190,7 +190,7 @@ size_t run_parallel(util::LineReader& reader, const LineFunction& fn, const Outp
 
 size_t run_line_pipeline(util::LineReader& reader, const LineFunction& fn, const OutputSink& sink,
                          const LinePipelineOptions& options) {
-  if (options.threads < 1) throw ConfigError("--threads must be at least 1");
+  if (options.threads < 1) throw ConfigError(option_ref("threads") + " must be at least 1");
   if (options.threads == 1) return run_sequential(reader, fn, sink);
   return run_parallel(reader, fn, sink, options);
 }

@@ -84,7 +84,7 @@ void encode_line(std::vector<int>& out, const Side& side, const std::string& lin
   try {
     side.spm.encode_ids(line, out);
   } catch (const Error& e) {
-    throw FormatError(where + e.what(), e.hint());
+    throw FormatError(where, e);
   }
 }
 

@@ -32,7 +32,8 @@ void parse_id_line(std::string_view line, std::vector<int>& ids) {
       auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
       if (ec != std::errc() || ptr != token.data() + token.size()) {
         throw FormatError("'" + visible_text(token) + "' is not an id",
-                          "decode --format id reads space-separated integers; use --format piece for pieces");
+                          "decode " + option_ref("format") + " id reads space-separated integers; use " +
+                              option_ref("format") + " piece for pieces");
       }
       ids.push_back(value);
     }

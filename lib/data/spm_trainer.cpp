@@ -37,35 +37,35 @@ class VectorSentenceIterator : public sentencepiece::SentenceIterator {
 };
 
 void validate(const SpmTrainOptions& o) {
-  if (o.inputs.empty()) throw ConfigError("--input: no training files given", "pass one or more text files");
-  if (o.model_prefix.empty()) throw ConfigError("--model-prefix must not be empty");
+  if (o.inputs.empty()) throw ConfigError(option_ref("inputs") + ": no training files given", "pass one or more text files");
+  if (o.model_prefix.empty()) throw ConfigError(option_ref("model_prefix") + " must not be empty");
   if (o.model_type != "unigram" && o.model_type != "bpe" && o.model_type != "char" && o.model_type != "word") {
-    throw ConfigError("--model-type: unknown model type '" + o.model_type + "'",
+    throw ConfigError(option_ref("model_type") + ": unknown model type '" + o.model_type + "'",
                       "use unigram, bpe, char or word");
   }
   if (o.vocab_size <= 4) {
-    throw ConfigError("--vocab-size " + std::to_string(o.vocab_size) +
+    throw ConfigError(option_ref("vocab_size") + " " + std::to_string(o.vocab_size) +
                       " is too small: the 4 special pieces (<pad> <unk> <s> </s>) alone need 4 ids");
   }
   if (!(o.character_coverage >= 0.98 && o.character_coverage <= 1.0)) {
-    throw ConfigError("--character-coverage must be in [0.98, 1.0]",
+    throw ConfigError(option_ref("character_coverage") + " must be in [0.98, 1.0]",
                       "use 1.0 for small alphabets, 0.9995 for CJK-rich text");
   }
   if (o.input_sentence_size != 0 && o.input_sentence_size <= 100) {
-    throw ConfigError("--input-sentence-size must be 0 (all sentences) or more than 100");
+    throw ConfigError(option_ref("input_sentence_size") + " must be 0 (all sentences) or more than 100");
   }
   if (o.max_sentence_length < 10 || o.max_sentence_length > 1073741824) {
-    throw ConfigError("--max-sentence-length must be between 10 and 1073741824 bytes");
+    throw ConfigError(option_ref("max_sentence_length") + " must be between 10 and 1073741824 bytes");
   }
   if (o.normalization != "nmt_nfkc" && o.normalization != "nfkc" && o.normalization != "nmt_nfkc_cf" &&
       o.normalization != "nfkc_cf" && o.normalization != "identity") {
-    throw ConfigError("--normalization: unknown rule '" + o.normalization + "'",
+    throw ConfigError(option_ref("normalization") + ": unknown rule '" + o.normalization + "'",
                       "use nmt_nfkc (default), nfkc, nmt_nfkc_cf, nfkc_cf or identity");
   }
-  if (o.threads < 1 || o.threads > 128) throw ConfigError("--threads must be between 1 and 128");
+  if (o.threads < 1 || o.threads > 128) throw ConfigError(option_ref("threads") + " must be between 1 and 128");
   for (const auto& symbol : o.user_defined_symbols) {
     if (symbol.empty() || symbol.find(',') != std::string::npos) {
-      throw ConfigError("--user-defined-symbols: symbol '" + symbol + "' is empty or contains a comma");
+      throw ConfigError(option_ref("user_defined_symbols") + ": symbol '" + symbol + "' is empty or contains a comma");
     }
   }
 }
@@ -103,7 +103,7 @@ SpmTrainSummary train_spm(const SpmTrainOptions& options) {
   if (dir.empty()) dir = ".";
   if (::access(dir.c_str(), W_OK) != 0) {
     throw IoError(options.model_prefix + ": cannot write in " + dir.string() + ": " + std::strerror(errno),
-                  "check that the directory of --model-prefix exists and is writable");
+                  "check that the directory of " + option_ref("model_prefix") + " exists and is writable");
   }
 
   SamplerOptions sampler;
@@ -116,8 +116,8 @@ SpmTrainSummary train_spm(const SpmTrainOptions& options) {
   summary.sentences_too_long = sample.too_long;
   if (sample.sentences.empty()) {
     throw FormatError("no usable training sentences in " + join(options.inputs, ' ') +
-                          " (all lines are empty or longer than --max-sentence-length)",
-                      "check the --input files");
+                          " (all lines are empty or longer than " + option_ref("max_sentence_length") + ")",
+                      "check the " + option_ref("inputs") + " files");
   }
 
   // tt has sampled already: SentencePiece must take every sentence it is given, in this order.
@@ -149,7 +149,7 @@ SpmTrainSummary train_spm(const SpmTrainOptions& options) {
   auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, &serialized);
   if (!status.ok()) {
     throw Error("SentencePiece training failed: " + spm_status_message(status, status.ToString()),
-                "nothing was written; adjust the options (e.g. a smaller --vocab-size) and retry");
+                "nothing was written; adjust the options (e.g. a smaller " + option_ref("vocab_size") + ") and retry");
   }
   if (serialized.empty()) throw InternalError("SentencePiece returned no model");
 

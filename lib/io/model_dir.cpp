@@ -91,7 +91,7 @@ nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full) 
     config = nn::config_from_json(j["model"]);
     config.validate();
   } catch (const ConfigError& e) {
-    throw ConfigError(path + ": " + e.what(), e.hint());
+    throw ConfigError(path + ": ", e);
   }
   if (full) *full = std::move(j);
   return config;

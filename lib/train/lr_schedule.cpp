@@ -13,8 +13,8 @@ InverseSqrtSchedule::InverseSqrtSchedule(int d_model, int64_t warmup_steps, doub
     : d_model_(d_model), warmup_steps_(warmup_steps), scale_(scale) {
   if (d_model <= 0) throw ConfigError("learning-rate schedule: d_model (" + std::to_string(d_model) + ") must be positive");
   if (warmup_steps <= 0)
-    throw ConfigError("--warmup-steps (" + std::to_string(warmup_steps) + ") must be at least 1");
-  if (!(scale > 0.0) || !std::isfinite(scale)) throw ConfigError("--lr-scale must be a positive number");
+    throw ConfigError(option_ref("warmup_steps") + " (" + std::to_string(warmup_steps) + ") must be at least 1");
+  if (!(scale > 0.0) || !std::isfinite(scale)) throw ConfigError(option_ref("lr_scale") + " must be a positive number");
 }
 
 double InverseSqrtSchedule::lr(int64_t step) const {
@@ -26,7 +26,7 @@ double InverseSqrtSchedule::lr(int64_t step) const {
 LrSchedule::LrSchedule(int d_model, const LrScheduleOptions& options)
     : options_(options), paper_(d_model, options.warmup_steps, options.scale) {
   if (options.kind == LrScheduleKind::inverse_sqrt && (!(options.peak_lr > 0.0) || !std::isfinite(options.peak_lr)))
-    throw ConfigError("--lr (" + std::to_string(options.peak_lr) + ") must be a positive number");
+    throw ConfigError(option_ref("lr") + " (" + std::to_string(options.peak_lr) + ") must be a positive number");
 }
 
 double LrSchedule::lr(int64_t step) const {

@@ -45,14 +45,17 @@ nn::Batch synthetic_batch(const nn::ModelConfig& config, SyntheticTask task, int
 SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& o,
                                 const std::function<void(const StepReport&)>& on_step, dist::Communicator* comm) {
   const nn::ModelConfig& config = model.config();
-  if (o.steps < 1) throw ConfigError("--synthetic-steps (" + std::to_string(o.steps) + ") must be at least 1");
-  if (o.batch_size < 1) throw ConfigError("--batch-size (" + std::to_string(o.batch_size) + ") must be at least 1");
-  if (o.src_len < 1 || o.tgt_len < 1) throw ConfigError("--src-len and --tgt-len must be at least 1");
+  if (o.steps < 1) throw ConfigError(option_ref("steps") + " (" + std::to_string(o.steps) + ") must be at least 1");
+  if (o.batch_size < 1)
+    throw ConfigError(option_ref("batch_size") + " (" + std::to_string(o.batch_size) + ") must be at least 1");
+  if (o.src_len < 1 || o.tgt_len < 1)
+    throw ConfigError(option_ref("src_len") + " and " + option_ref("tgt_len") + " must be at least 1");
   // Decoder positions run 0..T-1 and encoder positions 0..S-1.
   if (std::max(o.src_len, o.tgt_len) > config.max_positions)
-    throw ConfigError("--src-len/--tgt-len exceed max_positions (" + std::to_string(config.max_positions) + ")");
+    throw ConfigError(option_ref("src_len") + "/" + option_ref("tgt_len") + " exceed max_positions (" +
+                      std::to_string(config.max_positions) + ")");
   if (o.task == SyntheticTask::copy && o.tgt_len > o.src_len)
-    throw ConfigError("the copy task needs --tgt-len <= --src-len");
+    throw ConfigError("the copy task needs " + option_ref("tgt_len") + " <= " + option_ref("src_len"));
 
   SyntheticBatches source(config, o.task, o.batch_size, o.src_len, o.tgt_len, o.seed);
   TrainerOptions trainer_options;

@@ -36,11 +36,12 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 void check_options(const TrainerOptions& options) {
-  if (options.accum < 1) throw ConfigError("--accum (" + std::to_string(options.accum) + ") must be at least 1");
+  if (options.accum < 1)
+    throw ConfigError(option_ref("accum") + " (" + std::to_string(options.accum) + ") must be at least 1");
   if (!(options.clip_norm >= 0) || !std::isfinite(options.clip_norm))
-    throw ConfigError("--clip-norm must be 0 (off) or a positive number");
+    throw ConfigError(option_ref("clip_norm") + " must be 0 (off) or a positive number");
   if (!(options.adam.weight_decay >= 0) || !std::isfinite(options.adam.weight_decay))
-    throw ConfigError("--weight-decay must be 0 or a positive number");
+    throw ConfigError(option_ref("weight_decay") + " must be 0 or a positive number");
   if (options.bucket_floats < 1) throw ConfigError("the all-reduce bucket size must be at least 1 float");
 }
 
@@ -148,8 +149,9 @@ StepStats Trainer::step() {
   if (!std::isfinite(stats.loss_sum))
     throw Error("step " + std::to_string(stats.step) + ": the training loss is not finite (" +
                     std::to_string(stats.loss_sum) + "); the model diverged",
-                "lower the learning rate (--lr-scale or --lr), lengthen --warmup-steps or set --clip-norm, and "
-                "restart from the last checkpoint");
+                "lower the learning rate (" + option_ref("lr_scale") + " or " + option_ref("lr") + "), lengthen " +
+                    option_ref("warmup_steps") + " or set " + option_ref("clip_norm") +
+                    ", and restart from the last checkpoint");
   if (options_.clip_norm > 0) {
     stats.grad_norm = std::sqrt(ops::sum_squares(params.grads()));
     if (!std::isfinite(stats.grad_norm))

@@ -2,20 +2,33 @@
 // (cli/run_tool.h). Messages say what went wrong *and* what to do, naming the file/line, option or tensor.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
 namespace tt {
 
+// How the library's messages name an option: by its field ("max_len" in "option_ref("max_len") + " must be
+// at least 1""), since the library knows fields, not a tool's flags (GUIDE §1). The field travels marked,
+// so a tool can put its flag in its place (Error::name_options, cli/flag_names.h); unnamed, it reads as
+// the bare field ("max_len must be at least 1"). Safe beside user data: the marks are control characters.
+std::string option_ref(const std::string& field);
+
 // Base of every user-facing failure. `hint` is an optional second line ("try --device cpu").
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what, std::string hint = {})
-      : std::runtime_error(what), hint_(std::move(hint)) {}
+  explicit Error(const std::string& what, std::string hint = {});
+  // `inner` in context: `context` + its message ("corpus.en:3: " + ...), its hint, its option refs kept.
+  Error(const std::string& context, const Error& inner);
+
+  const char* what() const noexcept override { return what_.c_str(); }
   const std::string& hint() const { return hint_; }
+  // Names each option_ref of the message and hint as name(field), e.g. "max_len" -> "--max-len".
+  void name_options(const std::function<std::string(const std::string&)>& name);
 
  private:
-  std::string hint_;
+  std::string context_, message_, hint_raw_;  // message_ and hint_raw_ keep the option refs
+  std::string what_, hint_;                   // as shown
 };
 
 // A file could not be opened, read or written.

@@ -172,6 +172,9 @@ TEST_CASE("cli: bad input gives one clear message and a non-zero exit", "[cli]")
     auto r = run_command(tok + " decode -m " + model + " --format id", "5 6\n7 x8\n");
     CHECK(r.status == 1);
     CHECK(r.err.find("<stdin>:2: 'x8' is not an id") != std::string::npos);
+    // The library names the option by field; the tool names its flag.
+    CHECK(r.err.find("hint: decode --format id reads space-separated integers; use --format piece") !=
+          std::string::npos);
   }
   SECTION("an id out of range names the line") {
     auto r = run_command(tok + " decode -m " + model + " --format id --threads 2", "5 6\n\n7 200\n");
@@ -183,6 +186,17 @@ TEST_CASE("cli: bad input gives one clear message and a non-zero exit", "[cli]")
     CHECK(r.status == 1);
     CHECK(r.err.find("<stdin>:3: invalid UTF-8") != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') <= 2);  // one message (+ hint)
+  }
+  SECTION("training options the library refuses are named as flags") {
+    auto r = run_command(tok + " train -i " + tt::test::fixture_path("corpus.en") + " -o " + dir.file("small") +
+                         " --vocab-size 3");
+    CHECK(r.status == 1);
+    CHECK(r.err.find("tt-tokenize: error: --vocab-size 3 is too small") == 0);
+    r = run_command(tok + " train -i " + tt::test::fixture_path("corpus.en") + " -o " + dir.file("short") +
+                    " --vocab-size 100 --max-sentence-length 10");
+    CHECK(r.status == 1);
+    CHECK(r.err.find("longer than --max-sentence-length)\ntt-tokenize: hint: check the --input files") !=
+          std::string::npos);
   }
   SECTION("a failed train leaves no partial model") {
     auto r = run_command(tok + " train -i " + tt::test::fixture_path("corpus.en") + " -o " + dir.file("big") +
