@@ -97,6 +97,23 @@ nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full) 
   return config;
 }
 
+nn::ModelConfig read_model_config_file(const std::string& path, const nn::ModelConfig& base) {
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot open the model config file " + path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw FormatError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (j.is_object() && j.contains("model") && j["model"].is_object()) j = j["model"];
+  try {
+    return nn::config_from_json(j, base);
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": ", e);
+  }
+}
+
 void load_model_weights(const std::string& dir, const nn::ParameterSet& params) {
   load_parameters(join(dir, weights_file_name), params);
 }

@@ -33,6 +33,9 @@ void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const
                     const nlohmann::json& extra = nlohmann::json::object());
 // Reads and validates <dir>/config.json; errors name the file. `full` (if non-null) receives the whole JSON.
 nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full = nullptr);
+// A JSON file holding a bare model config or a model directory's config.json ({"model": ...}), read over
+// `base` (its missing keys keep base's values). Errors name the file.
+nn::ModelConfig read_model_config_file(const std::string& path, const nn::ModelConfig& base);
 // Loads <dir>/model.safetensors into `params` (declared from the same config and allocated).
 void load_model_weights(const std::string& dir, const nn::ParameterSet& params);
 

@@ -42,9 +42,7 @@ nn::Batch synthetic_batch(const nn::ModelConfig& config, SyntheticTask task, int
   return b;
 }
 
-SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& o,
-                                const std::function<void(const StepReport&)>& on_step, dist::Communicator* comm) {
-  const nn::ModelConfig& config = model.config();
+void check_synthetic_options(const nn::ModelConfig& config, const SyntheticOptions& o) {
   if (o.steps < 1) throw ConfigError(option_ref("steps") + " (" + std::to_string(o.steps) + ") must be at least 1");
   if (o.batch_size < 1)
     throw ConfigError(option_ref("batch_size") + " (" + std::to_string(o.batch_size) + ") must be at least 1");
@@ -56,6 +54,12 @@ SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& 
                       std::to_string(config.max_positions) + ")");
   if (o.task == SyntheticTask::copy && o.tgt_len > o.src_len)
     throw ConfigError("the copy task needs " + option_ref("tgt_len") + " <= " + option_ref("src_len"));
+}
+
+SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& o,
+                                const std::function<void(const StepReport&)>& on_step, dist::Communicator* comm) {
+  const nn::ModelConfig& config = model.config();
+  check_synthetic_options(config, o);
 
   SyntheticBatches source(config, o.task, o.batch_size, o.src_len, o.tgt_len, o.seed);
   TrainerOptions trainer_options;

@@ -68,8 +68,11 @@ struct SyntheticResult {
   double median_allreduce_s = 0;  // all-reduce seconds per step, median over the same steps
 };
 
+// Throws tt::ConfigError naming the option (option_ref) for impossible options; call before building a model.
+void check_synthetic_options(const nn::ModelConfig& config, const SyntheticOptions& options);
+
 // Trains `model` (parameters already initialised or loaded) for options.steps Adam steps. Throws
-// tt::ConfigError for impossible options (naming the flag). `on_step` (may be empty) sees every step.
+// tt::ConfigError for impossible options (check_synthetic_options). `on_step` (may be empty) sees every step.
 // With a communicator of N ranks, each step covers N batches of options.batch_size (one per rank).
 SyntheticResult train_synthetic(nn::Transformer& model, const SyntheticOptions& options,
                                 const std::function<void(const StepReport&)>& on_step,

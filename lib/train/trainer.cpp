@@ -168,4 +168,11 @@ StepStats Trainer::step() {
   return stats;
 }
 
+void broadcast_parameters(dist::Communicator& comm, nn::ParameterSet& params) {
+  if (comm.size() == 1) return;
+  std::vector<float> host = params.values().to_host_f32();
+  comm.broadcast(host.data(), static_cast<int64_t>(host.size() * sizeof(float)), 0);
+  params.values().backend().copy_from_host(params.values().f32(), host.data(), host.size() * sizeof(float));
+}
+
 }  // namespace tt::train

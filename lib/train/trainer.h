@@ -84,4 +84,8 @@ class Trainer {
   tensor::Arena arena_;
 };
 
+// Data parallel: every rank starts from rank 0's parameters (initialisation is deterministic and a loaded
+// file is the same file, but one broadcast makes it certain). A no-op on one rank.
+void broadcast_parameters(dist::Communicator& comm, nn::ParameterSet& params);
+
 }  // namespace tt::train

@@ -1,0 +1,190 @@
+#include "train/corpus_run.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "io/model_dir.h"
+#include "nn/config.h"
+#include "train/checkpoint.h"
+#include "train/precision.h"
+#include "train/resume.h"
+#include "train/run_dir.h"
+#include "train/run_report.h"
+#include "train/valid_bleu.h"
+#include "util/error.h"
+#include "util/text_io.h"
+
+namespace fs = std::filesystem;
+
+namespace tt::train {
+
+void check_run_config(const RunConfig& o, const nn::ModelConfig& model) {
+  const int max_len = o.data.filter.max_len;
+  if (max_len < 1)
+    throw ConfigError(option_ref("max_len") + " (" + std::to_string(max_len) + ") must be at least 1");
+  if (max_len + 1 > model.max_positions)
+    throw ConfigError(option_ref("max_len") + " " + std::to_string(max_len) + " needs max_positions > " +
+                          std::to_string(max_len) + " (the model has " + std::to_string(model.max_positions) + ")",
+                      "lower " + option_ref("max_len") + " or raise " + option_ref("max_positions"));
+  if (o.run.keep_last < 1) throw ConfigError(option_ref("keep_last") + " must be at least 1");
+}
+
+void check_vocab_sizes(const VocabSizes& sizes, bool shared, const data::SpmTokenizer& source,
+                       const data::SpmTokenizer& target) {
+  auto check = [](const std::optional<int>& size, const char* option, const data::SpmTokenizer& spm) {
+    if (size && *size != spm.piece_size())
+      throw ConfigError(option_ref(option) + " " + std::to_string(*size) + " differs from the " +
+                            std::to_string(spm.piece_size()) + " pieces of " + spm.path(),
+                        "leave it out: the vocabulary size comes from the SentencePiece model");
+  };
+  if (shared) {
+    check(sizes.shared, "vocab_size", source);
+    if (sizes.source || sizes.target)
+      throw ConfigError(option_ref("src_vocab_size") + "/" + option_ref("tgt_vocab_size") +
+                        " need separate models (" + option_ref("src_spm") + ", " + option_ref("tgt_spm") + ")");
+  } else {
+    check(sizes.source, "src_vocab_size", source);
+    check(sizes.target, "tgt_vocab_size", target);
+  }
+}
+
+CorpusRun::CorpusRun(const CorpusRunSpec& spec, backend::Backend& backend, dist::Communicator& comm)
+    : backend_(backend), comm_(comm), precision_(spec.precision), threads_(spec.threads) {
+  set_up_run(spec);
+  set_up_vocabulary(spec);
+  check_run_config(options_, config_);
+  log_path_ = options_.log.empty() ? (fs::path(run_dir_) / "log.jsonl").string() : options_.log;
+  if (comm_.is_root()) {
+    check_run_dir_writable(run_dir_);
+    log_.emplace(log_path_);
+  } else {
+    log_.emplace();  // discards
+  }
+  precision_words_ = use_precision(backend_, precision_);
+  set_up_data();
+  set_up_model();
+}
+
+CorpusRun::~CorpusRun() = default;
+
+// Where the run stands and its options: the checkpoint's when resuming, else the given ones.
+void CorpusRun::set_up_run(const CorpusRunSpec& spec) {
+  options_ = spec.options;
+  source_spm_ = options_.data.source_spm;
+  target_spm_ = options_.data.target_spm;
+  if (!spec.resume_dir.empty()) {
+    run_dir_ = spec.resume_dir;
+    const ResumePoint point = find_resume_point(run_dir_);
+    resume_from_ = point.checkpoint;
+    state_ = point.state;
+    options_ = merge_for_resume(options_, spec.given_options, point);
+    source_spm_ = point.source_spm;  // the checkpoint's copies: the run needs nothing outside it
+    target_spm_ = point.target_spm;
+    if (spec.model_given) check_same_model(spec.model, point);
+    config_ = point.model;
+  } else {
+    run_dir_ = options_.run.run_dir;
+    check_new_run_dir(run_dir_);
+    config_ = spec.model;
+  }
+  options_.run.run_dir = run_dir_;
+}
+
+void CorpusRun::set_up_vocabulary(const CorpusRunSpec& spec) {
+  src_spm_.emplace(data::SpmTokenizer::load(source_spm_));
+  const bool shared = fs::weakly_canonical(source_spm_) == fs::weakly_canonical(target_spm_);
+  tgt_spm_.emplace(data::SpmTokenizer::load(target_spm_));
+  data::require_tt_special_ids(*src_spm_);
+  data::require_tt_special_ids(*tgt_spm_);
+  if (!resume_from_.empty()) return;  // the checkpoint's models and sizes
+  check_vocab_sizes(spec.vocab, shared, *src_spm_, *tgt_spm_);
+  config_.vocab_size_src = src_spm_->piece_size();
+  config_.vocab_size_tgt = tgt_spm_->piece_size();
+  config_.shared_vocab = shared;
+  config_.validate();
+}
+
+void CorpusRun::set_up_data() {
+  const DataOptions& d = options_.data;
+  corpus_.emplace(data::ParallelCorpus::load(d.train_src, d.train_tgt, *src_spm_, *tgt_spm_, d.filter, threads_));
+  if (corpus_->size() == 0)
+    throw ConfigError("no training pairs left after filtering (" + corpus_line("training", corpus_->stats()) + ")");
+  BatcherOptions batching;
+  batching.batch_tokens = d.batch_tokens;
+  batching.seed = options_.trainer.seed;
+  batching.pad_id = config_.pad_id;
+  batching.bos_id = config_.bos_id;
+  batching.eos_id = config_.eos_id;
+  batches_ = std::make_unique<CorpusBatches>(*corpus_, batching);
+  if (d.valid_src.empty() || !comm_.is_root()) return;  // only rank 0 validates
+  data::CorpusFilter valid_filter;  // keep what the model can take; only empty pairs go
+  valid_filter.max_len = config_.max_positions - 1;
+  valid_corpus_.emplace(data::ParallelCorpus::load(d.valid_src, d.valid_tgt, *src_spm_, *tgt_spm_, valid_filter, threads_));
+  validator_.emplace(*valid_corpus_, d.batch_tokens, config_);
+  if (options_.valid_metric == "bleu")
+    validator_->set_bleu(make_bleu_scorer(d.valid_src, util::read_lines(d.valid_tgt), *src_spm_, *tgt_spm_,
+                                          ValidBleuOptions{64, threads_}));
+}
+
+void CorpusRun::set_up_model() {
+  model_ = std::make_unique<nn::Transformer>(config_, backend_);
+  trainer_ = std::make_unique<Trainer>(*model_, *batches_, options_.trainer, comm_);
+  if (!resume_from_.empty()) {
+    io::load_model_weights(resume_from_, model_->params());
+    load_optimizer(resume_from_, trainer_->optimizer());
+    if (trainer_->optimizer().steps() != state_.step)
+      throw FormatError(resume_from_ + ": optimizer step " + std::to_string(trainer_->optimizer().steps()) +
+                        " and trainer step " + std::to_string(state_.step) + " disagree");
+    batches_->seek(state_.position);
+  } else {
+    model_->init_parameters(options_.trainer.seed);
+    state_.seed = options_.trainer.seed;
+  }
+  broadcast_parameters(comm_, model_->params());
+  state_.options = to_json(options_);
+
+  start_ = {{"type", "start"}, {"step", state_.step}, {"device", backend_.name()},
+            {"precision", precision_}, {"matmul_isa", backend_.matmul_isa()}, {"threads", threads_},
+            {"parameters", config_.parameter_count()}, {"model", nn::to_json(config_)},
+            {"train", corpus_json(corpus_->stats())}, {"batches_per_epoch", batches_->batches_per_epoch()},
+            {"padding", round_to(batches_->batcher().padding_fraction(), 4)}, {"options", state_.options}};
+  if (valid_corpus_) start_["valid"] = corpus_json(valid_corpus_->stats());
+  if (!resume_from_.empty()) start_["resumed_from"] = fs::relative(resume_from_, run_dir_).string();
+  if (comm_.size() > 1) start_["ranks"] = comm_.size();
+  log_->write(start_);
+}
+
+std::vector<std::string> CorpusRun::summary() const {
+  std::vector<std::string> lines;
+  if (comm_.size() > 1)
+    lines.push_back("data parallel over " + std::to_string(comm_.size()) + " ranks (" + comm_.name() + "), " +
+                    std::to_string(trainer_->batches_per_step()) + " batches per step");
+  lines.push_back(backend_.name() + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread, " : " threads, ") +
+                  precision_words_ + ", " + std::to_string(config_.parameter_count()) + " parameters (d_model " +
+                  std::to_string(config_.d_model) + ", " + std::to_string(config_.n_layers_enc) + "+" +
+                  std::to_string(config_.n_layers_dec) + " layers, vocab " + std::to_string(config_.vocab_size_src) +
+                  (config_.shared_vocab ? " shared" : " / " + std::to_string(config_.vocab_size_tgt)) + ")");
+  lines.push_back(corpus_line("training", corpus_->stats()));
+  if (valid_corpus_) lines.push_back(corpus_line("validation", valid_corpus_->stats()));
+  char line[200];
+  std::snprintf(line, sizeof line, "%lld batches per epoch of <= %lld tokens a side, %.1f%% padding",
+                static_cast<long long>(batches_->batches_per_epoch()),
+                static_cast<long long>(options_.data.batch_tokens), 100 * batches_->batcher().padding_fraction());
+  lines.push_back(line);
+  if (!resume_from_.empty()) lines.push_back("resuming " + resume_from_ + " at step " + std::to_string(state_.step));
+  lines.push_back("writing " + run_dir_ + " (log " + log_path_ + ")");
+  return lines;
+}
+
+RunResult CorpusRun::run(const util::SignalGuard* signals, const RunCallbacks& callbacks) {
+  CheckpointContents contents;
+  contents.config = &config_;
+  contents.params = &model_->params();
+  contents.source_spm = source_spm_;
+  contents.target_spm = target_spm_;
+  contents.training = state_.options;
+  return run_training(*trainer_, state_, validator_ ? &*validator_ : nullptr, contents, options_.run, *log_, signals,
+                      callbacks);
+}
+
+}  // namespace tt::train
