@@ -3,6 +3,7 @@
 // parallel corpus into a run directory (--train ... -o RUN; --resume RUN continues one).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -24,6 +25,7 @@
 #include "nn/transformer.h"
 #include "train/checkpoint.h"
 #include "train/corpus_run.h"
+#include "train/memory_estimate.h"
 #include "train/precision.h"
 #include "train/progress_printer.h"
 #include "train/resume.h"
@@ -235,6 +237,10 @@ int synthetic_main(const ModelConfig& config, const Flags& f) {
   tt::train::check_synthetic_options(config, o);
   const auto comm = tt::dist::make_communicator("tt-train");
   auto backend = tt::backend::make_backend(f.common.device, f.common.threads);
+  const int longest = std::max(o.src_len, o.tgt_len);
+  tt::train::check_training_fits(
+      config, {int64_t{o.batch_size} * longest, longest, f.precision == "bf16", "batch_size"},
+      backend->device() == tt::tensor::Device::cpu ? tt::nn::physical_memory_bytes() : 0);
   const std::string precision_words = tt::train::use_precision(*backend, f.precision);
   tt::nn::Transformer model(config, *backend);
   if (!f.init.empty()) tt::io::load_model_weights(f.init, model.params());

@@ -6,6 +6,7 @@
 #include "io/model_dir.h"
 #include "nn/config.h"
 #include "train/checkpoint.h"
+#include "train/memory_estimate.h"
 #include "train/precision.h"
 #include "train/resume.h"
 #include "train/run_dir.h"
@@ -53,6 +54,9 @@ CorpusRun::CorpusRun(const CorpusRunSpec& spec, backend::Backend& backend, dist:
   set_up_run(spec);
   set_up_vocabulary(spec);
   check_run_config(options_, config_);
+  // Before anything is allocated or written: the model, its optimizer state and one batch must fit.
+  BatchShape batch{options_.data.batch_tokens, options_.data.filter.max_len + 1, precision_ == "bf16"};
+  check_training_fits(config_, batch, backend_.device() == tensor::Device::cpu ? nn::physical_memory_bytes() : 0);
   log_path_ = options_.log.empty() ? (fs::path(run_dir_) / "log.jsonl").string() : options_.log;
   if (comm_.is_root()) {
     check_run_dir_writable(run_dir_);

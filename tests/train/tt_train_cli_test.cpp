@@ -283,6 +283,27 @@ TEST_CASE("tt-train --train: errors name the file, flag or count, bad flags exit
   }
 }
 
+TEST_CASE("tt-train: a model and batch that cannot fit in memory are refused at once, with the estimate",
+          "[tt-train][errors]") {
+  Fixture fx;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_command(tool("tt-train") + " --preset big --train " + q(fx.en) + " " + q(fx.de) + " --spm " +
+                       q(fx.spm) + " --batch-tokens 10000000 --device cpu -o " + q(fx.run("big")));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("tt-train: error: the model does not fit in memory: training needs about ") &&
+                        Catch::Contains(" TB (") && Catch::Contains("G parameters") &&
+                        Catch::Contains("of activations for a batch of 10000000 tokens") &&
+                        Catch::Contains("hint: lower --batch-tokens (reach large batches with --accum)"));
+  CHECK(seconds < 10);  // before any allocation or tokenising (a few ms)
+  CHECK_FALSE(fs::exists(fx.run("big")));  // nothing written
+  // Synthetic runs are held to it too, naming their batch flag.
+  r = run_command(tool("tt-train") + " --preset big --vocab-size 32000 --synthetic-steps 1 --batch-size 100000"
+                  " --src-len 100 --tgt-len 100 --device cpu");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("does not fit in memory") && Catch::Contains("hint: lower --batch-size or"));
+}
+
 TEST_CASE("tt-train: --time-limit and --max-epochs stop the run", "[tt-train][run]") {
   Fixture fx;
   auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --max-epochs 2 -o " + q(fx.run("e")));

@@ -1,0 +1,44 @@
+#include "train/memory_estimate.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "util/error.h"
+
+namespace tt::train {
+
+MemoryEstimate estimate_training_memory(const nn::ModelConfig& c, const BatchShape& b) {
+  MemoryEstimate m;
+  m.parameters = c.parameter_count();
+  m.state_bytes = c.training_state_bytes() + (b.bf16 ? 2 * m.parameters : 0);
+  // Floats saved per token (validate() bounds every size, so these stay far inside 64 bits).
+  const int64_t D = c.d_model, F = c.d_ff, H = c.heads, L = std::max<int64_t>(1, std::min(b.length, b.tokens));
+  const int64_t attention_copies = c.attention_dropout > 0 ? 2 : 1;  // the probabilities, and after dropout
+  // Self-attention: x, Q|K|V, context (5D), probabilities; two residual blocks (LayerNorm input and
+  // dropout: 2D each); FFN input and hidden (D + F).
+  const int64_t encoder_layer = 5 * D + attention_copies * H * L + 4 * D + D + F;
+  // Self- and cross-attention (cross: x, Q, context, and K|V of the source: 5D), three residual blocks.
+  const int64_t decoder_layer = 5 * D + 5 * D + 2 * attention_copies * H * L + 6 * D + D + F;
+  const int64_t V = c.vocab_size_tgt;
+  const int64_t per_token = c.n_layers_enc * encoder_layer + c.n_layers_dec * decoder_layer + 2 * V + 2 * D;
+  m.activation_bytes = 4 * b.tokens * per_token;
+  return m;
+}
+
+void check_training_fits(const nn::ModelConfig& config, const BatchShape& batch, int64_t available_bytes) {
+  const MemoryEstimate m = estimate_training_memory(config, batch);
+  if (available_bytes <= 0 || m.total() <= available_bytes) return;
+  char params[32];
+  std::snprintf(params, sizeof params, "%.3g", static_cast<double>(m.parameters) / 1e9);
+  throw ConfigError("the model does not fit in memory: training needs about " + nn::format_bytes(m.total()) +
+                        " (" + nn::format_bytes(m.state_bytes) + " of weights, gradients and Adam state for " +
+                        params + " G parameters, and " + nn::format_bytes(m.activation_bytes) +
+                        " of activations for a batch of " + std::to_string(batch.tokens) +
+                        " tokens), more than the " + nn::format_bytes(available_bytes) + " of memory here",
+                    "lower " + option_ref(batch.size_option) +
+                        (batch.size_option == "batch_tokens" ? " (reach large batches with " + option_ref("accum") + ")"
+                                                             : std::string()) +
+                        " or make the model smaller (d_model, d_ff, layers, vocabulary size)");
+}
+
+}  // namespace tt::train
