@@ -169,6 +169,7 @@ ModelConfig resolve_model(const CLI::App& app, const Flags& f) {
     config = tt::io::load_model_config(tt::train::last_checkpoint(f.resume));  // flags apply to the run's config
   } else if (!f.init.empty()) {
     config = tt::io::load_model_config(f.init);
+    tt::cli::check_init_architecture(f.model, config, f.init);
   } else if (!f.config.empty()) {
     config = tt::io::read_model_config_file(f.config, config);
   }

@@ -1,5 +1,10 @@
 #include "cli/model_options.h"
 
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "util/error.h"
+
 namespace tt::cli {
 
 void add_model_options(CLI::App& app, ModelOptions& o) {
@@ -56,6 +61,43 @@ void apply(const ModelOptions& o, nn::ModelConfig& c) {
   if (o.src_vocab_size) c.vocab_size_src = *o.src_vocab_size;
   if (o.tgt_vocab_size) c.vocab_size_tgt = *o.tgt_vocab_size;
   if (o.max_positions) c.max_positions = *o.max_positions;
+}
+
+void check_init_architecture(const ModelOptions& o, const nn::ModelConfig& model, const std::string& dir) {
+  nn::ModelConfig changed = model;
+  apply(o, changed);
+  const nlohmann::json now = nn::to_json(changed), was = nn::to_json(model);
+  struct Flag {
+    const char* name;
+    bool given;
+    std::vector<const char*> keys;  // the config keys it sets
+  };
+  // The specific flags before the ones they override (--decoder-layers before --layers).
+  const Flag flags[] = {
+      {"--d-model", o.d_model.has_value(), {"d_model"}},
+      {"--d-ff", o.d_ff.has_value(), {"d_ff"}},
+      {"--heads", o.heads.has_value(), {"heads"}},
+      {"--encoder-layers", o.encoder_layers.has_value(), {"n_layers_enc"}},
+      {"--decoder-layers", o.decoder_layers.has_value(), {"n_layers_dec"}},
+      {"--layers", o.layers.has_value(), {"n_layers_enc", "n_layers_dec"}},
+      {"--src-vocab-size", o.src_vocab_size.has_value(), {"vocab_size_src", "shared_vocab"}},
+      {"--tgt-vocab-size", o.tgt_vocab_size.has_value(), {"vocab_size_tgt", "shared_vocab"}},
+      {"--vocab-size", o.vocab_size.has_value(), {"vocab_size_src", "vocab_size_tgt", "shared_vocab"}},
+      {"--positions", o.positions.has_value(), {"positions"}},
+      {"--norm", o.norm.has_value(), {"norm"}},
+      {"--max-positions", o.max_positions.has_value(), {"max_positions"}},
+  };
+  for (const Flag& flag : flags) {
+    if (!flag.given) continue;
+    for (const char* key : flag.keys)
+      if (now[key] != was[key])
+        throw ConfigError(std::string(flag.name) + " changes the architecture of the --init model " + dir + " (" +
+                              key + ": " + now[key].dump() + " here, " + was[key].dump() +
+                              " in its config.json), so its weights would not fit",
+                          "leave " + std::string(flag.name) + " out: --init takes the architecture from the model "
+                          "directory (the dropout and label-smoothing flags may change); for another architecture, "
+                          "train a new model with --preset or --config");
+  }
 }
 
 }  // namespace tt::cli

@@ -1,5 +1,6 @@
 // tt-train's flags that override single model config fields (--d-model, --heads, --dropout, ...), defined
-// once: unset ones leave the preset's or --config file's value.
+// once: unset ones leave the preset's or --config file's value. Also the check of architecture flags
+// against an --init model (whose weights fix the architecture).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -25,5 +26,9 @@ void add_model_options(CLI::App& app, ModelOptions& o);
 bool model_options_given(const CLI::App& app);
 // The given ones into `config`.
 void apply(const ModelOptions& o, nn::ModelConfig& config);
+
+// With --init DIR, `model` is DIR's config: a flag that changes its architecture (anything but the
+// dropouts and label smoothing) would make the weights not fit. Throws tt::ConfigError naming the flag.
+void check_init_architecture(const ModelOptions& o, const nn::ModelConfig& model, const std::string& dir);
 
 }  // namespace tt::cli

@@ -140,8 +140,33 @@ TEST_CASE("tt-train --synthetic-steps learns the copy task, saves and reloads th
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("--preset excludes --init"));
 
-  // Weights that do not fit the architecture: one message naming the tensor.
-  r = run_command(tool("tt-train") + " --init " + model + " --d-ff 48 --synthetic-steps 1 --threads 1");
+  // A flag that changes the architecture of the --init model is named, with what to do (issue 11, 7),
+  // before any weights are read; regularisation flags may change.
+  struct Case {
+    std::string flag, value, key;
+  };
+  for (const Case& c : {Case{"--d-model", "64", "d_model: 64 here, 32 in its config.json"},
+                        Case{"--d-ff", "48", "d_ff: 48 here, 64 in its config.json"},
+                        Case{"--layers", "2", "n_layers_enc: 2 here, 1 in its config.json"},
+                        Case{"--vocab-size", "13", "vocab_size_src: 13 here, 12 in its config.json"}}) {
+    INFO(c.flag);
+    r = run_command(tool("tt-train") + " --init " + model + " " + c.flag + " " + c.value + " --synthetic-steps 1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("tt-train: error: " + c.flag + " changes the architecture of the --init model " +
+                                        model + " (" + c.key + ")") &&
+                          Catch::Contains("hint: leave " + c.flag + " out: --init takes the architecture"));
+  }
+  r = run_command(tool("tt-train") + task + " --synthetic-steps 1 --relu-dropout 0.2 --label-smoothing 0 -q --init " + model);
+  CHECK(r.status == 0);
+
+  // Weights that do not fit the directory's own config.json: one message naming the file and the tensor.
+  std::string config = tt::test::read_file(model + "/config.json");
+  const std::string d_ff = "\"d_ff\": 64";
+  const auto at = config.find(d_ff);
+  REQUIRE(at != std::string::npos);
+  config.replace(at, d_ff.size(), "\"d_ff\": 48");
+  dir.write("model/config.json", config);
+  r = run_command(tool("tt-train") + " --init " + model + " --synthetic-steps 1 --threads 1");
   CHECK(r.status == 1);
   CHECK_THAT(r.err, Catch::Contains("model.safetensors") && Catch::Contains("ffn.fc1.weight"));
 }
