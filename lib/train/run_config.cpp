@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <type_traits>
 
 #include "util/error.h"
 
@@ -16,42 +17,54 @@ double json_float(float x) {
   return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
 }
 
+// Every option stored as a plain JSON value, with its key: one list for writing and reading.
+// (adam_betas and lr_schedule are not plain values: see to_json / run_config_from_json.)
+template <class Config, class Field>
+void for_each_field(Config& c, Field&& field) {
+  auto& d = c.data;
+  auto& t = c.trainer;
+  auto& r = c.run;
+  field("train_src", d.train_src);
+  field("train_tgt", d.train_tgt);
+  field("valid_src", d.valid_src);
+  field("valid_tgt", d.valid_tgt);
+  field("source_spm", d.source_spm);
+  field("target_spm", d.target_spm);
+  field("max_len", d.filter.max_len);
+  field("max_len_ratio", d.filter.max_len_ratio);
+  field("batch_tokens", d.batch_tokens);
+  field("accum", t.accum);
+  field("clip_norm", t.clip_norm);
+  field("weight_decay", t.adam.weight_decay);
+  field("adam_eps", t.adam.eps);
+  field("warmup_steps", t.schedule.warmup_steps);
+  field("lr_scale", t.schedule.scale);
+  field("lr", t.schedule.peak_lr);
+  field("seed", t.seed);
+  field("max_steps", r.max_steps);
+  field("max_epochs", r.max_epochs);
+  field("time_limit_s", r.time_limit_s);
+  field("early_stop", r.early_stop);
+  field("valid_every", r.valid_every);
+  field("save_every", r.save_every);
+  field("save_minutes", r.save_minutes);
+  field("keep_last", r.keep_last);
+  field("report_every", r.report_every);
+  field("log", c.log);
+  field("valid_metric", c.valid_metric);
+}
+
 }  // namespace
 
 nlohmann::json to_json(const RunConfig& c) {
-  const auto& d = c.data;
-  const auto& t = c.trainer;
-  const auto& r = c.run;
-  return {{"train_src", d.train_src},
-          {"train_tgt", d.train_tgt},
-          {"valid_src", d.valid_src},
-          {"valid_tgt", d.valid_tgt},
-          {"source_spm", d.source_spm},
-          {"target_spm", d.target_spm},
-          {"max_len", d.filter.max_len},
-          {"max_len_ratio", d.filter.max_len_ratio},
-          {"batch_tokens", d.batch_tokens},
-          {"accum", t.accum},
-          {"clip_norm", t.clip_norm},
-          {"weight_decay", json_float(t.adam.weight_decay)},
-          {"adam_betas", {json_float(t.adam.beta1), json_float(t.adam.beta2)}},
-          {"adam_eps", json_float(t.adam.eps)},
-          {"lr_schedule", t.schedule.kind == LrScheduleKind::paper ? "paper" : "inverse-sqrt"},
-          {"warmup_steps", t.schedule.warmup_steps},
-          {"lr_scale", t.schedule.scale},
-          {"lr", t.schedule.peak_lr},
-          {"seed", t.seed},
-          {"max_steps", r.max_steps},
-          {"max_epochs", r.max_epochs},
-          {"time_limit_s", r.time_limit_s},
-          {"early_stop", r.early_stop},
-          {"valid_every", r.valid_every},
-          {"save_every", r.save_every},
-          {"save_minutes", r.save_minutes},
-          {"keep_last", r.keep_last},
-          {"report_every", r.report_every},
-          {"log", c.log},
-          {"valid_metric", c.valid_metric}};
+  nlohmann::json j = nlohmann::json::object();
+  for_each_field(c, [&](const char* key, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, float>) j[key] = json_float(value);
+    else j[key] = value;
+  });
+  j["adam_betas"] = {json_float(c.trainer.adam.beta1), json_float(c.trainer.adam.beta2)};
+  j["lr_schedule"] = c.trainer.schedule.kind == LrScheduleKind::paper ? "paper" : "inverse-sqrt";
+  return j;
 }
 
 RunConfig run_config_from_json(const nlohmann::json& j, const std::string& file) {
@@ -66,49 +79,19 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& file)
     }
   };
   if (!j.is_object()) throw FormatError(file + ": training options must be a JSON object");
-  auto& d = c.data;
-  auto& t = c.trainer;
-  auto& r = c.run;
-  get("train_src", d.train_src);
-  get("train_tgt", d.train_tgt);
-  get("valid_src", d.valid_src);
-  get("valid_tgt", d.valid_tgt);
-  get("source_spm", d.source_spm);
-  get("target_spm", d.target_spm);
-  get("max_len", d.filter.max_len);
-  get("max_len_ratio", d.filter.max_len_ratio);
-  get("batch_tokens", d.batch_tokens);
-  get("accum", t.accum);
-  get("clip_norm", t.clip_norm);
-  get("weight_decay", t.adam.weight_decay);
-  get("adam_eps", t.adam.eps);
+  for_each_field(c, get);
   if (j.contains("adam_betas")) {
     std::vector<float> betas;
     get("adam_betas", betas);
     if (betas.size() != 2) throw FormatError(file + ": 'adam_betas' must hold two numbers");
-    t.adam.beta1 = betas[0];
-    t.adam.beta2 = betas[1];
+    c.trainer.adam.beta1 = betas[0];
+    c.trainer.adam.beta2 = betas[1];
   }
   std::string schedule = "paper";
   get("lr_schedule", schedule);
   if (schedule != "paper" && schedule != "inverse-sqrt")
     throw FormatError(file + ": unknown lr_schedule '" + schedule + "' (paper or inverse-sqrt)");
-  t.schedule.kind = schedule == "paper" ? LrScheduleKind::paper : LrScheduleKind::inverse_sqrt;
-  get("warmup_steps", t.schedule.warmup_steps);
-  get("lr_scale", t.schedule.scale);
-  get("lr", t.schedule.peak_lr);
-  get("seed", t.seed);
-  get("max_steps", r.max_steps);
-  get("max_epochs", r.max_epochs);
-  get("time_limit_s", r.time_limit_s);
-  get("early_stop", r.early_stop);
-  get("valid_every", r.valid_every);
-  get("save_every", r.save_every);
-  get("save_minutes", r.save_minutes);
-  get("keep_last", r.keep_last);
-  get("report_every", r.report_every);
-  get("log", c.log);
-  get("valid_metric", c.valid_metric);
+  c.trainer.schedule.kind = schedule == "paper" ? LrScheduleKind::paper : LrScheduleKind::inverse_sqrt;
   if (c.valid_metric != "bleu" && c.valid_metric != "loss")
     throw FormatError(file + ": unknown valid_metric '" + c.valid_metric + "' (bleu or loss)");
   return c;
