@@ -1,12 +1,8 @@
 #include "io/average.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +12,7 @@
 #include "io/model_dir.h"
 #include "io/safetensors.h"
 #include "nn/config.h"
+#include "util/atomic_dir.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/version.h"
@@ -49,33 +46,6 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   file.stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   file.commit();
 }
-
-void fsync_directory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) throw IoError(dir + ": cannot open directory for sync: " + std::strerror(errno));
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw IoError(dir + ": fsync failed: " + std::strerror(errno));
-}
-
-// Removes the temporary output directory unless it was installed.
-class TempDirGuard {
- public:
-  explicit TempDirGuard(std::string path) : path_(std::move(path)) {}
-  ~TempDirGuard() {
-    if (!released_) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  TempDirGuard(const TempDirGuard&) = delete;
-  TempDirGuard& operator=(const TempDirGuard&) = delete;
-  void release() { released_ = true; }
-
- private:
-  std::string path_;
-  bool released_ = false;
-};
 
 struct Source {
   std::string dir;     // cleaned, as given
@@ -173,36 +143,6 @@ void check_replaceable(const std::string& out) {
                   "write the average to a new directory");
 }
 
-// Moves the finished temporary directory onto `out`. With an existing `out` the two are swapped
-// atomically (RENAME_EXCHANGE) and the old one removed; where the file system cannot swap, the old
-// directory is first renamed aside, so some complete directory exists at every instant.
-void install(const std::string& tmp, const std::string& out, bool exists) {
-  if (!exists) {
-    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, out.c_str(), RENAME_NOREPLACE) == 0) return;
-    if (errno == EEXIST || errno == ENOTEMPTY)
-      throw IoError("cannot create " + out + ": it appeared while averaging", "write the average to a new directory");
-    if (errno != EINVAL && errno != ENOSYS) throw IoError("cannot rename " + tmp + " to " + out + ": " + std::strerror(errno));
-    if (std::rename(tmp.c_str(), out.c_str()) != 0)
-      throw IoError("cannot rename " + tmp + " to " + out + ": " + std::strerror(errno));
-    return;
-  }
-  std::error_code ec;
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) {
-    fs::remove_all(tmp, ec);  // now the old directory
-    return;
-  }
-  if (errno != EINVAL && errno != ENOSYS) throw IoError("cannot replace " + out + ": " + std::strerror(errno));
-  const std::string old = util::temp_path_beside(out);
-  if (std::rename(out.c_str(), old.c_str()) != 0)
-    throw IoError("cannot move " + out + " aside: " + std::strerror(errno));
-  if (std::rename(tmp.c_str(), out.c_str()) != 0) {
-    const int saved = errno;
-    std::rename(old.c_str(), out.c_str());
-    throw IoError("cannot rename " + tmp + " to " + out + ": " + std::strerror(saved));
-  }
-  fs::remove_all(old, ec);
-}
-
 }  // namespace
 
 AverageResult average_model_dirs(const std::string& out_given, const std::vector<std::string>& sources,
@@ -239,8 +179,7 @@ AverageResult average_model_dirs(const std::string& out_given, const std::vector
       throw FormatError(readers[0]->path() + ": tensor '" + e.name + "' is " + st_dtype_name(e.dtype) +
                             "; only F32 weights can be averaged",
                         "is this a model.safetensors written by tt?");
-  const bool out_exists = fs::exists(fs::symlink_status(out, ec));
-  if (out_exists) {
+  if (fs::exists(fs::symlink_status(out, ec))) {
     if (!options.replace)
       throw IoError("output directory " + out + " already exists", "choose a new directory or remove it first");
     check_replaceable(out);
@@ -274,33 +213,21 @@ AverageResult average_model_dirs(const std::string& out_given, const std::vector
   result.tensors = static_cast<int64_t>(entries.size());
   result.vocab_files = vocab;
 
-  // 3. Write a temporary sibling directory, sync it, then rename it into place.
-  const fs::path parent = fs::path(out).parent_path();
-  if (!parent.empty()) {
-    fs::create_directories(parent, ec);
-    if (ec) throw IoError("cannot create " + parent.string() + ": " + ec.message());
-  }
-  const std::string tmp = util::temp_path_beside(out);
-  if (!fs::create_directory(tmp, ec) || ec)
-    throw IoError("cannot create " + tmp + ": " + (ec ? ec.message() : "it exists"),
-                  "check that the output's parent directory is writable");
-  TempDirGuard guard(tmp);
+  // 3. Write a temporary sibling directory, then rename it into place (util/atomic_dir.h).
+  util::AtomicDirectory dir(out);
   std::vector<TensorRef> refs;
   for (size_t t = 0; t < entries.size(); ++t)
     refs.push_back(TensorRef{entries[t].name, StDType::f32, entries[t].shape, means[t].data()});
   nlohmann::json from = nlohmann::json::array();
   for (const auto& s : srcs) from.push_back(s.dir);
-  write_safetensors(join(tmp, weights_file_name), refs,
+  write_safetensors(dir.file(weights_file_name), refs,
                     {{"format", "pt"},
                      {"averaged_from", from.dump()},
                      {"tt_average", tt::version()},
                      {"tt_version", tt::version()}});
-  write_bytes(join(tmp, config_file_name), config_bytes);
-  for (size_t i = 0; i < vocab.size(); ++i) write_bytes(join(tmp, vocab[i]), vocab_bytes[i]);
-  fsync_directory(tmp);
-  install(tmp, out, out_exists);
-  guard.release();
-  fsync_directory(parent.empty() ? "." : parent.string());
+  write_bytes(dir.file(config_file_name), config_bytes);
+  for (size_t i = 0; i < vocab.size(); ++i) write_bytes(dir.file(vocab[i]), vocab_bytes[i]);
+  dir.commit();
   return result;
 }
 

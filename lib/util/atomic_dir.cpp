@@ -29,6 +29,7 @@ AtomicDirectory::AtomicDirectory(std::string target) : target_(std::move(target)
   const fs::path parent = fs::path(target_).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) throw IoError("cannot create directory " + parent.string() + ": " + ec.message());
+  existed_ = fs::exists(fs::symlink_status(target_, ec));
   temp_ = temp_path_beside(target_);
   if (!fs::create_directory(temp_, ec) || ec)
     throw IoError("cannot create directory " + temp_ + ": " + (ec ? ec.message() : "already exists"),
@@ -43,26 +44,50 @@ AtomicDirectory::~AtomicDirectory() {
 
 std::string AtomicDirectory::file(const std::string& name) const { return (fs::path(temp_) / name).string(); }
 
+// Renames temp_ onto target_ (which does not exist): never over a directory that appeared meanwhile.
+void AtomicDirectory::install_new() {
+  if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE) == 0) return;
+  if (errno == EEXIST || errno == ENOTEMPTY)
+    throw IoError("cannot create " + target_ + ": it appeared while it was being written",
+                  "write to a new directory, or remove " + target_ + " and retry");
+  if (errno != EINVAL && errno != ENOSYS)
+    throw IoError("cannot rename " + temp_ + " to " + target_ + ": " + std::strerror(errno));
+  if (std::rename(temp_.c_str(), target_.c_str()) != 0)  // a file system without renameat2 flags
+    throw IoError("cannot rename " + temp_ + " to " + target_ + ": " + std::strerror(errno));
+}
+
+// Puts temp_ in place of the existing target_; returns where the old directory now is (to remove).
+std::string AtomicDirectory::replace_existing() {
+  if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) == 0) return temp_;
+  if (errno == ENOENT) {  // removed meanwhile
+    install_new();
+    return {};
+  }
+  if (errno != EINVAL && errno != ENOSYS)
+    throw IoError("cannot replace " + target_ + ": " + std::strerror(errno));
+  const std::string aside = temp_path_beside(target_ + ".old");
+  if (std::rename(target_.c_str(), aside.c_str()) != 0)
+    throw IoError("cannot move " + target_ + " aside: " + std::strerror(errno));
+  if (std::rename(temp_.c_str(), target_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::rename(aside.c_str(), target_.c_str());  // put the old one back
+    throw IoError("cannot rename " + temp_ + " to " + target_ + ": " + why);
+  }
+  return aside;
+}
+
 void AtomicDirectory::commit() {
   for (const auto& entry : fs::directory_iterator(temp_))
     if (entry.is_regular_file()) fsync_path(entry.path().string());
   fsync_path(temp_);
-  std::error_code ec;
-  std::string aside;
-  if (fs::exists(fs::symlink_status(target_, ec))) {
-    aside = temp_path_beside(target_ + ".old");
-    if (std::rename(target_.c_str(), aside.c_str()) != 0)
-      throw IoError("cannot move " + target_ + " aside: " + std::strerror(errno));
-  }
-  if (std::rename(temp_.c_str(), target_.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    if (!aside.empty()) std::rename(aside.c_str(), target_.c_str());  // put the old one back
-    throw IoError("cannot rename " + temp_ + " to " + target_ + ": " + why);
-  }
+  std::string old;
+  if (existed_) old = replace_existing();
+  else install_new();
   committed_ = true;
   const fs::path parent = fs::path(target_).parent_path();
   fsync_path(parent.empty() ? "." : parent.string());
-  if (!aside.empty()) fs::remove_all(aside, ec);
+  std::error_code ec;
+  if (!old.empty()) fs::remove_all(old, ec);
 }
 
 }  // namespace tt::util

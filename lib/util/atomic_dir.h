@@ -1,8 +1,11 @@
 // Write a directory all-or-nothing: files go into a temporary sibling directory, which commit() fsyncs
 // and renames onto the target. A crash or Ctrl-C at any instant leaves either the previous directory or
 // the new one, never a mix; destroying an uncommitted AtomicDirectory removes the temporary.
-// Replacing an existing directory: it is first renamed aside, the new one renamed in, then the old one
-// removed — its contents are never lost before the new directory is complete.
+// Replacing an existing directory: the two are swapped in one step (renameat2 RENAME_EXCHANGE) and the
+// old one removed, so a complete directory is at the target at every instant. Where the file system
+// cannot swap, the old one is first renamed aside and the new one renamed in: its contents are never
+// lost before the new directory is complete. A target that did not exist when the AtomicDirectory was
+// made and appears while the new one is written is never replaced: commit() refuses (IoError).
 #pragma once
 
 #include <string>
@@ -24,8 +27,12 @@ class AtomicDirectory {
   void commit();
 
  private:
+  void install_new();
+  std::string replace_existing();
+
   std::string target_;
   std::string temp_;
+  bool existed_ = false;  // the target existed when writing began: commit() replaces it
   bool committed_ = false;
 };
 

@@ -58,6 +58,28 @@ TEST_CASE("AtomicDirectory: commit replaces an existing directory whole", "[util
   CHECK(entries(tmp.file("nested")) == 1);
 }
 
+TEST_CASE("AtomicDirectory: a target that appears while writing is never replaced", "[util][atomic_dir]") {
+  TmpDir tmp;
+  const std::string target = tmp.file("model");
+  {
+    tt::util::AtomicDirectory dir(target);
+    std::ofstream(dir.file("new.txt")) << "new";
+    fs::create_directory(target);  // someone else's, made meanwhile
+    std::ofstream(target + "/theirs.txt") << "theirs";
+    CHECK_THROWS_WITH(dir.commit(), Catch::Contains(target) && Catch::Contains("appeared"));
+    CHECK(entries(target) == 1);
+    CHECK(slurp(target + "/theirs.txt") == "theirs");
+  }
+  CHECK(entries(tmp.path()) == 1);  // our temporary is gone
+  // A target that existed and went away meanwhile is simply created.
+  fs::create_directory(tmp.file("gone"));
+  tt::util::AtomicDirectory dir(tmp.file("gone"));
+  std::ofstream(dir.file("a.txt")) << "a";
+  fs::remove(tmp.file("gone"));
+  dir.commit();
+  CHECK(slurp(tmp.file("gone/a.txt")) == "a");
+}
+
 TEST_CASE("AtomicDirectory: an unwritable parent is an IoError naming it", "[util][atomic_dir]") {
   if (::geteuid() == 0) {
     // root writes anywhere; use a path under a regular file instead
