@@ -24,6 +24,29 @@ std::vector<int64_t> dims(const tensor::Shape& shape) {
 
 std::string join(const std::string& dir, const char* name) { return (std::filesystem::path(dir) / name).string(); }
 
+// The JSON in `path`; an unreadable file is an IoError with `hint`, bad JSON a FormatError naming the file.
+nlohmann::json read_json(const std::string& path, const std::string& hint) {
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot open " + path, hint);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw FormatError(path + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+// config_from_json over `base`, validated when asked; errors name `path`.
+nn::ModelConfig config_from(const nlohmann::json& j, const nn::ModelConfig& base, bool validate,
+                            const std::string& path) {
+  try {
+    nn::ModelConfig config = nn::config_from_json(j, base);
+    if (validate) config.validate();
+    return config;
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": ", e);
+  }
+}
+
 }  // namespace
 
 void save_parameters(const std::string& path, const nn::ParameterSet& params,
@@ -76,42 +99,18 @@ void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const
 
 nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full) {
   const std::string path = join(dir, config_file_name);
-  std::ifstream in(path);
-  if (!in) throw IoError("cannot open " + path, "is " + dir + " a tt model directory (config.json + model.safetensors)?");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw FormatError(path + ": not valid JSON (" + e.what() + ")");
-  }
+  nlohmann::json j = read_json(path, "is " + dir + " a tt model directory (config.json + model.safetensors)?");
   if (!j.is_object() || !j.contains("model"))
     throw FormatError(path + ": no \"model\" section", "a tt config.json holds the architecture under \"model\"");
-  nn::ModelConfig config;
-  try {
-    config = nn::config_from_json(j["model"]);
-    config.validate();
-  } catch (const ConfigError& e) {
-    throw ConfigError(path + ": ", e);
-  }
+  const nn::ModelConfig config = config_from(j["model"], {}, true, path);
   if (full) *full = std::move(j);
   return config;
 }
 
 nn::ModelConfig read_model_config_file(const std::string& path, const nn::ModelConfig& base) {
-  std::ifstream in(path);
-  if (!in) throw IoError("cannot open the model config file " + path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw FormatError(path + ": not valid JSON (" + e.what() + ")");
-  }
-  if (j.is_object() && j.contains("model") && j["model"].is_object()) j = j["model"];
-  try {
-    return nn::config_from_json(j, base);
-  } catch (const ConfigError& e) {
-    throw ConfigError(path + ": ", e);
-  }
+  const nlohmann::json j = read_json(path, "give a JSON model config or a model directory's config.json");
+  const bool model_dir = j.is_object() && j.contains("model") && j["model"].is_object();
+  return config_from(model_dir ? j["model"] : j, base, false, path);
 }
 
 void load_model_weights(const std::string& dir, const nn::ParameterSet& params) {
