@@ -109,7 +109,7 @@ int translate_main(int argc, char** argv) {
   for (size_t i = 0; i < f.models.size(); ++i) {
     nlohmann::json full;
     const tt::nn::ModelConfig config = tt::io::load_model_config(f.models[i], &full);
-    owned.push_back(std::make_unique<tt::nn::Transformer>(config, *backend));
+    owned.push_back(std::make_unique<tt::nn::Transformer>(config, *backend, tt::nn::Usage::inference));
     tt::io::load_model_weights(f.models[i], owned.back()->params());
     models.push_back(owned.back().get());
     const bool needs_spm = o.input_format != tt::decode::TextFormat::ids ||

@@ -29,6 +29,8 @@ const KernelTable kernel_table{
     .adam_step = adam_step,
     .convert_to_bf16 = convert_to_bf16,
     .gather_rows = gather_rows,
+    .attention_decode = attention_decode,
+    .topk = topk,
 };
 
 }  // namespace tt::backend::cpu::TT_CPU_ISA
