@@ -3,12 +3,23 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
 #include "util/error.h"
 
 namespace tt::backend::cpu {
+
+using dnnl::memory;
+using dt = memory::data_type;
+
+int PackedGemm::int8_weight_levels() {
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto avx512_vnni = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_vnni);
+  const auto avx2_vnni = static_cast<unsigned>(dnnl_cpu_isa_avx2_vnni);
+  return (isa & avx512_vnni) == avx512_vnni || (isa & avx2_vnni) == avx2_vnni ? 127 : 63;
+}
 
 std::vector<float> PackedGemm::fingerprint(const float* B, int N, int K, int64_t ldb) {
   constexpr int kSamples = 64;
@@ -21,17 +32,17 @@ std::vector<float> PackedGemm::fingerprint(const float* B, int N, int K, int64_t
   return s;
 }
 
-PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda) {
-  const KernelKey key{K, width, lda};
-  auto it = kernels_.find(key);
-  if (it != kernels_.end()) return it->second.get();
-  using dnnl::memory;
-  using dt = memory::data_type;
+PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, bool int8) {
+  const KernelKey key{K, width, lda, int8};
+  auto it = kernels_by_shape_.find(key);
+  if (it != kernels_by_shape_.end()) return it->second.get();
   auto k = std::make_unique<Kernel>();
-  k->a_md = memory::desc({kTileRows, K}, dt::f32, memory::dims{lda, 1});
+  // int8: A is quantized into a dense buffer (row stride K); the accumulators come out as s32.
+  k->a_md = int8 ? memory::desc({kTileRows, K}, dt::s8, memory::dims{K, 1})
+                 : memory::desc({kTileRows, K}, dt::f32, memory::dims{lda, 1});
   // A dense output tile: oneDNN's brgemm kernels take no other (a strided one falls back to its gemm).
-  k->c_md = memory::desc({kTileRows, width}, dt::f32, memory::dims{width, 1});
-  const memory::desc b_md({K, width}, dt::f32, memory::format_tag::any);
+  k->c_md = memory::desc({kTileRows, width}, int8 ? dt::s32 : dt::f32, memory::dims{width, 1});
+  const memory::desc b_md({K, width}, int8 ? dt::s8 : dt::f32, memory::format_tag::any);
   try {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-thread scratchpads: tiles run concurrently
@@ -42,67 +53,91 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda) {
   } catch (const dnnl::error&) {
     k.reset();
   }
-  return (kernels_[key] = std::move(k)).get();
+  return (kernels_by_shape_[key] = std::move(k)).get();
 }
 
-PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda) {
+// Block [c0, c0 + width) of B [N, K] (its rows), as the [K, width] operand in the kernel's layout.
+memory PackedGemm::pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, bool int8,
+                              std::vector<float>& scales) {
+  dnnl::stream stream(engine_);
+  memory packed(k.b_md, engine_);
+  if (!int8) {
+    memory user(memory::desc({K, width}, dt::f32, memory::dims{1, ldb}), engine_, const_cast<float*>(B));
+    dnnl::reorder(user, packed).execute(stream, user, packed);
+  } else {
+    std::vector<int8_t> q(static_cast<size_t>(width) * K);
+    scales.resize(static_cast<size_t>(width));
+    kernels_.quantize_rows_s8(ctx_, q.data(), scales.data(), B, width, K, ldb, int8_weight_levels());
+    memory user(memory::desc({K, width}, dt::s8, memory::dims{1, K}), engine_, q.data());
+    dnnl::reorder(user, packed).execute(stream, user, packed);
+    stream.wait();  // q is freed on return
+  }
+  stream.wait();
+  return packed;
+}
+
+PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda, bool int8) {
   // The packed layout is the one the kernel wants, which may depend on the strides.
-  const WeightsKey key{static_cast<int64_t>(reinterpret_cast<uintptr_t>(B)), N, K, ldb, lda};
+  const WeightsKey key{static_cast<int64_t>(reinterpret_cast<uintptr_t>(B)), N, K, ldb, lda, int8};
   std::vector<float> sample = fingerprint(B, N, K, ldb);
   auto it = weights_.find(key);
   if (it != weights_.end() && std::memcmp(it->second.sample.data(), sample.data(), sample.size() * sizeof(float)) == 0)
     return &it->second;
   Weights w;
   w.sample = std::move(sample);
-  using dnnl::memory;
-  dnnl::stream stream(engine_);
   for (int c0 = 0; c0 < N; c0 += kBlockCols) {
     const int width = std::min(kBlockCols, N - c0);
-    Kernel* k = kernel(K, width, lda);
+    Kernel* k = kernel(K, width, lda, int8);
     if (!k) return nullptr;
-    // B block: rows c0 .. c0 + width of B [N, K], seen as the [K, width] operand (strides 1, ldb).
-    memory user(memory::desc({K, width}, memory::data_type::f32, memory::dims{1, ldb}), engine_,
-                const_cast<float*>(B + c0 * ldb));
-    memory packed(k->b_md, engine_);
-    dnnl::reorder(user, packed).execute(stream, user, packed);
-    w.blocks.push_back(Block{c0, width, std::move(packed)});
+    Block b{c0, width, {}, {}};
+    b.weights = pack_block(*k, B + c0 * ldb, K, width, ldb, int8, b.scales);
+    w.blocks.push_back(std::move(b));
   }
-  stream.wait();
   if (weights_.size() >= 1024) weights_.clear();  // bound the cache (a model has a few hundred matrices)
   return &(weights_[key] = std::move(w));
 }
 
-bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-                     int64_t ldc) {
-  Weights* w = weights(B, N, K, ldb, lda);
-  if (!w) return false;
-  std::vector<Kernel*> kernels;
-  for (const Block& b : w->blocks) {
-    kernels.push_back(kernel(K, b.width, lda));
-    if (!kernels.back()) return false;
-    if (kernels.back()->b_md != b.weights.get_desc()) return false;
-  }
-  const int full = M / kTileRows, tail = M % kTileRows;
-  const int tiles = full + (tail ? 1 : 0);
-  if (tail) {  // the last tile, padded with zero rows, at the same stride
-    tail_a_.assign(static_cast<size_t>(kTileRows) * lda, 0.0f);
-    for (int i = 0; i < tail; ++i)
-      std::memcpy(tail_a_.data() + i * lda, A + (int64_t{full} * kTileRows + i) * lda, sizeof(float) * K);
-  }
-  const int items = tiles * static_cast<int>(w->blocks.size());
-  const int nt = std::max(1, std::min(threads_, items));
+void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
   if (static_cast<int>(streams_.size()) < nt) {
     streams_.clear();
     for (int t = 0; t < nt; ++t) streams_.emplace_back(engine_);
     scratch_.resize(static_cast<size_t>(nt));
     tiles_.resize(static_cast<size_t>(nt));
   }
-  size_t scratch_bytes = 0;
-  for (Kernel* k : kernels) scratch_bytes = std::max(scratch_bytes, k->scratch_bytes);
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
-    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kTileRows) * kBlockCols);
+    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kTileRows) * kBlockCols);  // f32 and s32: 4 bytes
   }
+}
+
+bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                     int64_t ldc, bool int8) {
+  Weights* w = weights(B, N, K, ldb, lda, int8);
+  if (!w) return false;
+  std::vector<Kernel*> kernels;
+  for (const Block& b : w->blocks) {
+    kernels.push_back(kernel(K, b.width, lda, int8));
+    if (!kernels.back()) return false;
+    if (kernels.back()->b_md != b.weights.get_desc()) return false;
+  }
+  const int full = M / kTileRows, tail = M % kTileRows;
+  const int tiles = full + (tail ? 1 : 0);
+  if (int8) {  // every row quantized once; the padding rows of the last tile are zero
+    const size_t rows = static_cast<size_t>(tiles) * kTileRows;
+    quantized_a_.resize(rows * static_cast<size_t>(K));
+    a_scales_.assign(rows, 0.0f);
+    std::fill(quantized_a_.begin() + static_cast<ptrdiff_t>(M) * K, quantized_a_.end(), int8_t{0});
+    kernels_.quantize_rows_s8(ctx_, quantized_a_.data(), a_scales_.data(), A, M, K, lda, 127);
+  } else if (tail) {  // the last tile, padded with zero rows, at the same stride
+    tail_a_.assign(static_cast<size_t>(kTileRows) * lda, 0.0f);
+    for (int i = 0; i < tail; ++i)
+      std::memcpy(tail_a_.data() + i * lda, A + (int64_t{full} * kTileRows + i) * lda, sizeof(float) * K);
+  }
+  const int items = tiles * static_cast<int>(w->blocks.size());
+  const int nt = std::max(1, std::min(threads_, items));
+  size_t scratch_bytes = 0;
+  for (Kernel* k : kernels) scratch_bytes = std::max(scratch_bytes, k->scratch_bytes);
+  prepare_threads(nt, scratch_bytes);
 
   std::string failure;
   // Block-major: consecutive items share a weight block, and a static schedule gives each thread a run of
@@ -110,12 +145,11 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
 #pragma omp parallel num_threads(nt)
   {
     const int t = omp_get_thread_num();
-    using dnnl::memory;
     try {
       memory scratch;
       if (scratch_bytes > 0)
-        scratch = memory(memory::desc({static_cast<int64_t>(scratch_bytes)}, memory::data_type::u8, memory::dims{1}),
-                         engine_, scratch_[static_cast<size_t>(t)].data());
+        scratch = memory(memory::desc({static_cast<int64_t>(scratch_bytes)}, dt::u8, memory::dims{1}), engine_,
+                         scratch_[static_cast<size_t>(t)].data());
 #pragma omp for schedule(static)
       for (int item = 0; item < items; ++item) {
         const size_t bi = static_cast<size_t>(item / tiles);
@@ -123,17 +157,24 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         const Block& b = w->blocks[bi];
         Kernel* k = kernels[bi];
         const bool padded = tail && tile == full;
-        const float* a = padded ? tail_a_.data() : A + int64_t{tile} * kTileRows * lda;
+        const int64_t r0 = int64_t{tile} * kTileRows;
+        void* a = int8 ? static_cast<void*>(quantized_a_.data() + r0 * K)
+                       : const_cast<float*>(padded ? tail_a_.data() : A + r0 * lda);
         float* c = tiles_[static_cast<size_t>(t)].data();
-        memory am(k->a_md, engine_, const_cast<float*>(a)), cm(k->c_md, engine_, c);
+        memory am(k->a_md, engine_, a), cm(k->c_md, engine_, c);
         std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b.weights}, {DNNL_ARG_DST, cm}};
         if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
         k->prim.execute(streams_[static_cast<size_t>(t)], args);
         streams_[static_cast<size_t>(t)].wait();
         const int rows = padded ? tail : kTileRows;
-        for (int i = 0; i < rows; ++i)
-          std::memcpy(C + (int64_t{tile} * kTileRows + i) * ldc + b.c0, c + static_cast<size_t>(i) * b.width,
-                      sizeof(float) * static_cast<size_t>(b.width));
+        if (int8) {
+          kernels_.dequantize_s32(ctx_, C + r0 * ldc + b.c0, ldc, reinterpret_cast<const int32_t*>(c), rows, b.width,
+                                  a_scales_.data() + r0, b.scales.data());
+        } else {
+          for (int i = 0; i < rows; ++i)
+            std::memcpy(C + (r0 + i) * ldc + b.c0, c + static_cast<size_t>(i) * b.width,
+                        sizeof(float) * static_cast<size_t>(b.width));
+        }
       }
     } catch (const dnnl::error& e) {
 #pragma omp critical(tt_packed_gemm)

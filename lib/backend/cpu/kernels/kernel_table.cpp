@@ -31,6 +31,8 @@ const KernelTable kernel_table{
     .gather_rows = gather_rows,
     .attention_decode = attention_decode,
     .topk = topk,
+    .quantize_rows_s8 = quantize_rows_s8,
+    .dequantize_s32 = dequantize_s32,
 };
 
 }  // namespace tt::backend::cpu::TT_CPU_ISA
