@@ -102,6 +102,13 @@ class CudaBackend final : public Backend {
   // layout.cu
   void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override;
 
+  // attention_decode.cu
+  void attention_decode(float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq, const float* k,
+                        const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts, int rows,
+                        int max_keys, int H, int Dh, float scale) override;
+  // topk.cu (k <= 4096)
+  void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) override;
+
  private:
   static constexpr int kReduceBlocks = 1024;  // fixed grid of sum_squares: deterministic summation order
 
