@@ -19,6 +19,8 @@ struct cublasContext;  // cublasHandle_t is cublasContext*
 
 namespace tt::backend {
 
+struct CudaBf16Gemm;  // cuBLASLt handle, plans, conversion buffers, held weights (gemm_bf16.h)
+
 struct CudaStreamDeleter {
   void operator()(CUstream_st* stream) const noexcept;
 };
@@ -46,6 +48,12 @@ class CudaBackend final : public Backend {
   void copy(void* dst, const void* src, size_t bytes) override;
   void fill(float* x, float value, int64_t n) override;
   void synchronize() override;
+
+  // gemm_bf16.cu: bf16 operands through cuBLASLt (tensor cores, fp32 accumulation); needs sm_80 or later.
+  bool set_matmul_precision(MatmulPrecision p) override;
+  MatmulPrecision matmul_precision() const override { return precision_; }
+  void hold_bf16_weights(const float* values, int64_t n) override;
+  void release_bf16_weights() override;
 
   // gemm.cu
   void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
@@ -110,6 +118,13 @@ class CudaBackend final : public Backend {
   void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) override;
 
  private:
+  // bf16 products (gemm_bf16.cu), 2-D when batch1 == batch2 == 1. Returns false (nothing done) where
+  // cuBLASLt offers no algorithm for the shape: the caller runs it in fp32.
+  bool gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
+                 const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta, float* C,
+                 MatrixStrides c);
+  CudaBf16Gemm& bf16_state();  // created on first use
+
   static constexpr int kReduceBlocks = 1024;  // fixed grid of sum_squares: deterministic summation order
 
   int device_;
@@ -121,6 +136,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<cublasContext, CublasDeleter> cublas_;
   DeviceBuffer reduce_scratch_;  // per-block partial sums of sum_squares (doubles) + the final sum
   DeviceBuffer gemm_pointers_;  // pointer arrays of gemm_batched's general case (grows, never shrinks)
+  MatmulPrecision precision_ = MatmulPrecision::fp32;
+  std::unique_ptr<CudaBf16Gemm> bf16_;  // after the allocator: its buffers go back before the allocator goes
 };
 
 }  // namespace tt::backend
