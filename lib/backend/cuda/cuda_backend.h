@@ -117,7 +117,16 @@ class CudaBackend final : public Backend {
   // topk.cu (k <= 4096)
   void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) override;
 
+  // Rows per partial sum of the column reductions (bias_backward, layer_norm_backward's dgamma and dbeta).
+  static constexpr int kColumnChunk = 256;
+
  private:
+  // Column sums in two passes (elementwise.cu): per-chunk partial sums into column_scratch (grid:
+  // cuda_kernels::column_grid), then add_chunk_sums adds them to `out` in chunk order.
+  static int64_t column_chunks(int64_t N) { return (N + kColumnChunk - 1) / kColumnChunk; }
+  float* column_scratch(size_t floats);  // grown, never shrunk
+  void add_chunk_sums(float* out, const float* partial, int64_t chunks, int D);
+
   // bf16 products (gemm_bf16.cu), 2-D when batch1 == batch2 == 1. Returns false (nothing done) where
   // cuBLASLt offers no algorithm for the shape: the caller runs it in fp32.
   bool gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
@@ -136,6 +145,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<cublasContext, CublasDeleter> cublas_;
   DeviceBuffer reduce_scratch_;  // per-block partial sums of sum_squares (doubles) + the final sum
   DeviceBuffer gemm_pointers_;  // pointer arrays of gemm_batched's general case (grows, never shrinks)
+  DeviceBuffer column_scratch_;  // partial sums of the column reductions
   MatmulPrecision precision_ = MatmulPrecision::fp32;
   std::unique_ptr<CudaBf16Gemm> bf16_;  // after the allocator: its buffers go back before the allocator goes
 };
