@@ -4,11 +4,11 @@
 // C^T = op(B)^T op(A)^T, so cuBLASLt's A is our B and its B our A.
 //   A: [M, K] (stored [K, M] when trans_a)   B: [K, N] (stored [N, K] when trans_b)   C: [M, N]
 //   batched: a [batch1, batch2] grid of these, with MatrixStrides per operand.
-// Operands: a 2-D operand inside the held weights is read from their bf16 copy in place (any row stride);
-// every other operand is converted into a dense bf16 buffer (the conversion also packs strided views such
-// as attention's [B, T, H, Dh] heads). C: written in place when one batch stride describes the grid;
-// otherwise (heads interleaved within rows) the product goes to a dense fp32 scratch and a kernel scatters
-// it into C, applying beta there.
+// Operands: a 2-D operand inside the held weights is read from their bf16 copy in place (any row stride
+// that keeps its rows 16-byte aligned); every other operand is converted into a bf16 buffer whose rows
+// start on 16 bytes (the conversion also packs strided views such as attention's [B, T, H, Dh] heads).
+// C: written in place when one batch stride describes the grid; otherwise (heads interleaved within rows)
+// the product goes to an fp32 scratch and a kernel scatters it into C, applying beta there.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -59,23 +59,32 @@ __global__ void to_bf16_dense_kernel(bf16* dst, const float* src, int64_t n) {
   for (int64_t i = thread_index(); i < n; i += thread_stride()) dst[i] = __float2bfloat16_rn(src[i]);
 }
 
-// dst: dense [batch1, batch2, rows, cols]; src: the same grid with strides s.
-__global__ void to_bf16_strided_kernel(bf16* dst, const float* src, int batch2, int64_t rows, int64_t cols,
-                                       MatrixStrides s, int64_t n) {
+// dst: [batch1, batch2, rows, cols] with row stride ld (>= cols; the padding is never read); src: the same
+// grid with strides s. n = batch1 * batch2 * rows * cols.
+__global__ void to_bf16_packed_kernel(bf16* dst, int64_t ld, const float* src, int batch2, int64_t rows,
+                                      int64_t cols, MatrixStrides s, int64_t n) {
   for (int64_t i = thread_index(); i < n; i += thread_stride()) {
     const int64_t c = i % cols, t = i / cols, r = t % rows, m = t / rows, i2 = m % batch2, i1 = m / batch2;
-    dst[i] = __float2bfloat16_rn(src[i1 * s.batch1 + i2 * s.batch2 + r * s.ld + c]);
+    dst[(m * rows + r) * ld + c] = __float2bfloat16_rn(src[i1 * s.batch1 + i2 * s.batch2 + r * s.ld + c]);
   }
 }
 
-// C (strides s) = product (dense [batch1, batch2, rows, cols]) + beta * C; C is not read when beta == 0.
-__global__ void scatter_product_kernel(float* C, MatrixStrides s, const float* product, int batch2, int64_t rows,
-                                       int64_t cols, float beta, int64_t n) {
+// C (strides s) = product ([batch1, batch2, rows, cols], row stride ld) + beta * C; C is not read when
+// beta == 0. n = batch1 * batch2 * rows * cols.
+__global__ void scatter_product_kernel(float* C, MatrixStrides s, const float* product, int64_t ld, int batch2,
+                                       int64_t rows, int64_t cols, float beta, int64_t n) {
   for (int64_t i = thread_index(); i < n; i += thread_stride()) {
     const int64_t c = i % cols, t = i / cols, r = t % rows, m = t / rows, i2 = m % batch2, i1 = m / batch2;
+    const float p = product[(m * rows + r) * ld + c];
     float* dst = C + i1 * s.batch1 + i2 * s.batch2 + r * s.ld + c;
-    *dst = beta == 0.0f ? product[i] : product[i] + beta * *dst;
+    *dst = beta == 0.0f ? p : p + beta * *dst;
   }
+}
+
+// Row strides of the buffers tt fills itself: rows start on 16 bytes, as the tensor-core kernels like.
+int64_t padded(int64_t cols, int64_t element) {
+  const int64_t per_16_bytes = 16 / element;
+  return (cols + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
 }
 
 void grow(DeviceBuffer& buffer, CachingAllocator& allocator, size_t bytes) {
@@ -194,18 +203,22 @@ bool CudaBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, 
     const auto at = reinterpret_cast<uintptr_t>(x), begin = reinterpret_cast<uintptr_t>(g.weights);
     if (count == 1 && g.weights && at >= begin && (at - begin) % sizeof(float) == 0) {
       const uint64_t offset = (at - begin) / sizeof(float);
-      if (offset + static_cast<uint64_t>((rows - 1) * s.ld + cols) <= static_cast<uint64_t>(g.weights_n))
-        return {static_cast<const bf16*>(g.weights_bf16.data()) + offset, s.ld, 0};
+      const bf16* copy = static_cast<const bf16*>(g.weights_bf16.data()) + offset;
+      // Rows on 16 bytes at least (parameters start on 64): the tensor-core kernels' vector loads.
+      if (offset + static_cast<uint64_t>((rows - 1) * s.ld + cols) <= static_cast<uint64_t>(g.weights_n) &&
+          alignment(copy, s.ld, 0, 2) >= 16)
+        return {copy, s.ld, 0};
     }
-    const int64_t n = count * rows * cols;
-    grow(buf, *allocator_, static_cast<size_t>(n) * sizeof(bf16));
+    const int64_t n = count * rows * cols, ld = padded(cols, 2);
+    grow(buf, *allocator_, static_cast<size_t>(count * rows * ld) * sizeof(bf16));
     auto* dst = static_cast<bf16*>(buf.data());
-    if (is_dense(s, batch1, batch2, rows, cols))
+    if (ld == cols && is_dense(s, batch1, batch2, rows, cols))
       to_bf16_dense_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(dst, x, n);
     else
-      to_bf16_strided_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(dst, x, batch2, rows, cols, s, n);
+      to_bf16_packed_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(dst, ld, x, batch2, rows, cols, s,
+                                                                               n);
     TT_CUDA_CHECK_LAUNCH();
-    return {dst, cols, rows * cols};
+    return {dst, ld, rows * ld};
   };
   const Bf16View a = operand(g.a_buf, A, trans_a ? K : M, trans_a ? M : K, as);
   const Bf16View b = operand(g.b_buf, B, trans_b ? N : K, trans_b ? K : N, bs);
@@ -216,10 +229,10 @@ bool CudaBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, 
   int64_t ldc = cs.ld, stride_c = c_stride;
   float beta_run = beta;
   if (scatter) {
-    grow(g.c_buf, *allocator_, static_cast<size_t>(count * M * N) * sizeof(float));
+    ldc = padded(N, 4);
+    stride_c = M * ldc;
+    grow(g.c_buf, *allocator_, static_cast<size_t>(count * stride_c) * sizeof(float));
     out = static_cast<float*>(g.c_buf.data());
-    ldc = N;
-    stride_c = int64_t{M} * N;
     beta_run = 0.0f;
   }
 
@@ -239,7 +252,8 @@ bool CudaBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, 
                                  stream_.get()));
   if (scatter) {
     const int64_t n = count * M * N;
-    scatter_product_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(C, cs, out, batch2, M, N, beta, n);
+    scatter_product_kernel<<<grid_for(n, kBlock), kBlock, 0, stream_.get()>>>(C, cs, out, ldc, batch2, M, N, beta,
+                                                                              n);
     TT_CUDA_CHECK_LAUNCH();
   }
   return true;
