@@ -278,7 +278,8 @@ if ((built)); then
       row "--device auto (tt-translate header)" "$(status_of $((rc ? rc : 1)))" "$secs" "${header:-no header}"
     fi
   else
-    row "translate base beam 4 batch 64" "FAILED: no model" 0 "$(first_error "$logdir/translate-model.log")"
+    row "translate base beam 4 batch 64" "$(status_of $rc) (model)" "$secs" \
+        "$(first_error "$logdir/translate-model.log" || head -1 "$logdir/translate-model.log")"
   fi
 else
   row "translate base beam 4 batch 64" "skipped: no build" 0 ""
