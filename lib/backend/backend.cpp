@@ -38,7 +38,9 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads) {
     const int count = cuda_device_count();
     if (index >= count)
       throw Error("device " + device + " does not exist: " + std::to_string(count) + " CUDA device(s) visible",
-                  count > 0 ? "use --device cuda:0 .. cuda:" + std::to_string(count - 1) : "use --device cpu");
+                  count > 1   ? "use --device cuda:0 .. cuda:" + std::to_string(count - 1)
+                  : count > 0 ? std::string("use --device cuda:0 (or --device cuda)")
+                              : std::string("use --device cpu"));
     return make_cuda_backend(index);
 #else
     throw Error("tt was built without CUDA; rebuild with -DTT_WITH_CUDA=ON or use --device cpu");
