@@ -58,14 +58,4 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads) {
                     "use --device cpu, --device cuda or --device auto");
 }
 
-// Defaults until every backend implements the decoding kernels (the CPU backend overrides both).
-void Backend::attention_decode(float*, int64_t, float*, const float*, int64_t, const float*, const float*, int64_t,
-                               const int32_t*, const int32_t*, int, int, int, int, float) {
-  throw Error(name() + " has no attention_decode kernel yet", "use --device cpu");
-}
-
-void Backend::topk(float*, int32_t*, const float*, int64_t, int, int) {
-  throw Error(name() + " has no topk kernel yet", "use --device cpu");
-}
-
 }  // namespace tt::backend

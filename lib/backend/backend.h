@@ -177,10 +177,10 @@ class Backend {
   // fixed summation order per row, whatever rows or threads).
   virtual void attention_decode(float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq, const float* k,
                                 const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts,
-                                int rows, int max_keys, int H, int Dh, float scale);
+                                int rows, int max_keys, int H, int Dh, float scale) = 0;
   // Per row of x [rows, V]: the k largest values, best first, and their column indices; ties go to the
-  // lower index, NaN counts as -inf. k <= V. values, indices: [rows, k].
-  virtual void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k);
+  // lower index, NaN ranks as -inf (and comes back as the NaN it is). k <= V. values, indices: [rows, k].
+  virtual void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) = 0;
 };
 
 // Threads: `threads` <= 0 means all cores. The CPU backend owns its thread count (no global

@@ -9,6 +9,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/kernel_fixture.h"
+#include "support/reference_decode_kernels.h"
 
 using namespace tt;
 using tt::test::random_floats;
@@ -31,31 +32,14 @@ struct DecodeCase {
   }
 };
 
-// ctx[r] (and probs) in double: softmax over the row's keys, per head.
+// The shared double-precision reference (also the CUDA tests' oracle).
 void reference_attention_decode(std::vector<double>& ctx, std::vector<double>& probs, const DecodeCase& c,
                                 double scale) {
   const int D = c.H * c.Dh;
   ctx.assign(size_t(c.rows) * D, 0.0);
   probs.assign(size_t(c.rows) * c.H * c.max_keys, 0.0);
-  for (int r = 0; r < c.rows; ++r)
-    for (int h = 0; h < c.H; ++h) {
-      std::vector<double> s(size_t(c.key_counts[r]));
-      for (int j = 0; j < c.key_counts[r]; ++j) {
-        const int key = c.key_rows[size_t(r) * c.max_keys + j];
-        double dot = 0;
-        for (int d = 0; d < c.Dh; ++d) dot += double(c.q[size_t(r) * D + h * c.Dh + d]) * c.k[size_t(key) * D + h * c.Dh + d];
-        s[size_t(j)] = dot * scale;
-      }
-      const double mx = *std::max_element(s.begin(), s.end());
-      double sum = 0;
-      for (double& x : s) sum += (x = std::exp(x - mx));
-      for (int j = 0; j < c.key_counts[r]; ++j) {
-        const double p = s[size_t(j)] / sum;
-        probs[(size_t(r) * c.H + h) * c.max_keys + j] = p;
-        const int key = c.key_rows[size_t(r) * c.max_keys + j];
-        for (int d = 0; d < c.Dh; ++d) ctx[size_t(r) * D + h * c.Dh + d] += p * c.v[size_t(key) * D + h * c.Dh + d];
-      }
-    }
+  reference::attention_decode(ctx.data(), D, probs.data(), c.q.data(), D, c.k.data(), c.v.data(), D, c.key_rows.data(),
+                              c.key_counts.data(), c.rows, c.max_keys, c.H, c.Dh, scale);
 }
 
 std::vector<float> run_attention_decode(backend::Backend& be, const DecodeCase& c, std::vector<float>* probs_out,
@@ -123,18 +107,13 @@ TEST_CASE("topk: best first, ties to the lower index, NaN as -inf, on every ISA 
       be.topk(values.f32(), indices.i32(), tx.f32(), rows, V, k);
       const auto got_v = values.to_host_f32();
       const auto got_i = indices.to_host_i32();
-      for (int r = 0; r < rows; ++r) {
-        std::vector<int32_t> order(V);
-        std::iota(order.begin(), order.end(), 0);
-        auto key = [&](int32_t c) {
-          const float f = x[size_t(r) * V + c];
-          return std::isnan(f) ? -std::numeric_limits<float>::infinity() : f;
-        };
-        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return key(a) > key(b); });
-        for (int i = 0; i < k; ++i) {
-          REQUIRE(got_i[size_t(r) * k + i] == order[size_t(i)]);
-          REQUIRE(got_v[size_t(r) * k + i] == key(order[size_t(i)]));
-        }
+      std::vector<double> ref_v(size_t(rows) * k);
+      std::vector<int32_t> ref_i(size_t(rows) * k);
+      reference::topk(ref_v.data(), ref_i.data(), x.data(), rows, V, k);
+      REQUIRE(got_i == ref_i);
+      for (size_t i = 0; i < got_v.size(); ++i) {
+        INFO("value " << i);
+        REQUIRE((std::isnan(got_v[i]) ? std::isnan(ref_v[i]) : double(got_v[i]) == ref_v[i]));
       }
       if (k >= 3) CHECK((got_i[0] == 5 && got_i[1] == 17 && got_i[2] == 800));
     }

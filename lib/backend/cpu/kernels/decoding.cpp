@@ -90,6 +90,7 @@ void topk(const KernelContext& ctx, float* values, int32_t* indices, const float
       val[at] = xv;
       idx[at] = c;
     }
+    for (int i = 0; i < k; ++i) val[i] = xr[idx[i]];  // the values as stored (a NaN comes back as NaN)
   }
 }
 
