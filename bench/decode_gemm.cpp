@@ -1,6 +1,7 @@
 // Decode-size products (not a test): x[M, K] * W[N, K]^T for M = 4..128 rows (beam 4 x 1..32 sentences),
 // the shapes of `base` (D 512, F 2048, V 8000), through the backend's row-invariant path (tt-translate's)
-// and the plain path (dnnl_sgemm), in GFLOP/s.
+// and the plain path (dnnl_sgemm), in GFLOP/s, and the row-invariant int8 path (--compute-type int8) in
+// GOP/s (including the per-call quantization of x).
 //
 // Run:  build/bin/bench_decode_gemm [THREADS]   (default 1). With TT_BENCH_CPU_TIME set, times are process
 // CPU seconds (robust on a busy machine with 1 thread; with more it also counts OpenMP spin-waiting).
@@ -48,7 +49,10 @@ int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
   auto invariant = tt::backend::make_backend("cpu", threads);
   auto plain = tt::backend::make_backend("cpu", threads);
+  auto int8 = tt::backend::make_backend("cpu", threads);
   invariant->set_row_invariant(true);
+  int8->set_row_invariant(true);
+  int8->set_matmul_precision(tt::backend::MatmulPrecision::int8);
   std::printf("%s\n", invariant->name().c_str());
   struct G { const char* what; int N, K; };
   const G shapes[] = {{"attn proj", 512, 512}, {"qkv      ", 1536, 512}, {"ffn1     ", 2048, 512},
@@ -64,8 +68,11 @@ int main(int argc, char** argv) {
       double s2 = time_it([&] {
         plain->gemm(false, true, M, g.N, g.K, 1.0f, A.data(), g.K, W.data(), g.K, 0.0f, C.data(), g.N);
       });
-      std::printf("%s M=%4d N=%5d K=%5d  row-invariant %7.1f GFLOP/s  sgemm %7.1f GFLOP/s\n", g.what, M, g.N, g.K,
-                  flop / s1 * 1e-9, flop / s2 * 1e-9);
+      double s3 = time_it([&] {
+        int8->gemm(false, true, M, g.N, g.K, 1.0f, A.data(), g.K, W.data(), g.K, 0.0f, C.data(), g.N);
+      });
+      std::printf("%s M=%4d N=%5d K=%5d  row-invariant %6.1f GFLOP/s  sgemm %6.1f GFLOP/s  int8 %6.1f GOP/s\n", g.what,
+                  M, g.N, g.K, flop / s1 * 1e-9, flop / s2 * 1e-9, flop / s3 * 1e-9);
     }
   return 0;
 }

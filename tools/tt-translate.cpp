@@ -142,6 +142,12 @@ int translate_main(int argc, char** argv) {
                  invariant ? ", batch-invariant" : "");
     if (!invariant)
       std::fprintf(stderr, "tt-translate: note: on this device outputs may depend on --batch-size\n");
+    // oneDNN's ISA levels with int8 dot products: *_vnni, and avx512_core_bf16 / amx, which include VNNI.
+    const std::string isa = backend->matmul_isa();
+    if (f.compute_type == "int8" && !isa.empty() && isa.find("vnni") == std::string::npos &&
+        isa.find("bf16") == std::string::npos && isa.find("amx") == std::string::npos)
+      std::fprintf(stderr, "tt-translate: note: no int8 dot-product instructions (VNNI) for oneDNN here (%s): "
+                           "--compute-type float32 may be faster\n", isa.c_str());
   }
   std::ofstream scores_out;
   if (!f.scores_file.empty()) {

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -32,16 +33,26 @@ std::vector<float> PackedGemm::fingerprint(const float* B, int N, int K, int64_t
   return s;
 }
 
-PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, bool int8) {
-  const KernelKey key{K, width, lda, int8};
+std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, bool int8) const {
+  std::vector<Tile> tiles;
+  const int main_rows = int8 ? kInt8TileRows : fp32_tile_rows_;
+  int64_t r0 = 0;
+  for (; r0 + main_rows <= M; r0 += main_rows) tiles.push_back({r0, main_rows, main_rows});
+  const int tail_rows = int8 ? kInt8TailRows : fp32_tile_rows_;
+  for (; r0 < M; r0 += tail_rows) tiles.push_back({r0, tail_rows, static_cast<int>(std::min<int64_t>(tail_rows, M - r0))});
+  return tiles;
+}
+
+PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, bool int8, int height) {
+  const KernelKey key{K, width, lda, int8, height};
   auto it = kernels_by_shape_.find(key);
   if (it != kernels_by_shape_.end()) return it->second.get();
   auto k = std::make_unique<Kernel>();
   // int8: A is quantized into a dense buffer (row stride K); the accumulators come out as s32.
-  k->a_md = int8 ? memory::desc({kTileRows, K}, dt::s8, memory::dims{K, 1})
-                 : memory::desc({kTileRows, K}, dt::f32, memory::dims{lda, 1});
+  k->a_md = int8 ? memory::desc({height, K}, dt::s8, memory::dims{K, 1})
+                 : memory::desc({height, K}, dt::f32, memory::dims{lda, 1});
   // A dense output tile: oneDNN's brgemm kernels take no other (a strided one falls back to its gemm).
-  k->c_md = memory::desc({kTileRows, width}, int8 ? dt::s32 : dt::f32, memory::dims{width, 1});
+  k->c_md = memory::desc({height, width}, int8 ? dt::s32 : dt::f32, memory::dims{width, 1});
   const memory::desc b_md({K, width}, int8 ? dt::s8 : dt::f32, memory::format_tag::any);
   try {
     dnnl::primitive_attr attr;
@@ -50,6 +61,8 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, bool int8)
     k->prim = dnnl::matmul(pd);
     k->scratch_bytes = pd.scratchpad_desc().get_size();
     k->b_md = pd.weights_desc();
+    if (!int8 && fp32_tile_rows_ == 0)
+      fp32_tile_rows_ = std::string(pd.impl_info_str()).rfind("brg", 0) == 0 ? kBrgemmTileRows : kGemmTileRows;
   } catch (const dnnl::error&) {
     k.reset();
   }
@@ -87,7 +100,7 @@ PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t l
   w.sample = std::move(sample);
   for (int c0 = 0; c0 < N; c0 += kBlockCols) {
     const int width = std::min(kBlockCols, N - c0);
-    Kernel* k = kernel(K, width, lda, int8);
+    Kernel* k = kernel(K, width, lda, int8, kInt8TileRows);  // the weights layout (same for every height)
     if (!k) return nullptr;
     Block b{c0, width, {}, {}};
     b.weights = pack_block(*k, B + c0 * ldb, K, width, ldb, int8, b.scales);
@@ -106,7 +119,7 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
   }
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
-    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kTileRows) * kBlockCols);  // f32 and s32: 4 bytes
+    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kGemmTileRows) * kBlockCols);  // f32, s32: 4 bytes
   }
 }
 
@@ -114,26 +127,29 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
                      int64_t ldc, bool int8) {
   Weights* w = weights(B, N, K, ldb, lda, int8);
   if (!w) return false;
-  std::vector<Kernel*> kernels;
-  for (const Block& b : w->blocks) {
-    kernels.push_back(kernel(K, b.width, lda, int8));
-    if (!kernels.back()) return false;
-    if (kernels.back()->b_md != b.weights.get_desc()) return false;
-  }
-  const int full = M / kTileRows, tail = M % kTileRows;
-  const int tiles = full + (tail ? 1 : 0);
+  const std::vector<Tile> tiles = tiling(M, int8);
+  const int heights[2] = {tiles.front().height, tiles.back().height};
+  std::vector<Kernel*> kernels;  // [block][0: main height, 1: tail height]
+  for (const Block& b : w->blocks)
+    for (int height : heights) {
+      kernels.push_back(kernel(K, b.width, lda, int8, height));
+      if (!kernels.back()) return false;
+      if (kernels.back()->b_md != b.weights.get_desc()) return false;  // the packed layout must fit
+    }
+  const int64_t padded_rows = tiles.back().r0 + tiles.back().height;
+  const Tile& last = tiles.back();
   if (int8) {  // every row quantized once; the padding rows of the last tile are zero
-    const size_t rows = static_cast<size_t>(tiles) * kTileRows;
-    quantized_a_.resize(rows * static_cast<size_t>(K));
-    a_scales_.assign(rows, 0.0f);
+    quantized_a_.resize(static_cast<size_t>(padded_rows) * K);
+    a_scales_.assign(static_cast<size_t>(padded_rows), 0.0f);
     std::fill(quantized_a_.begin() + static_cast<ptrdiff_t>(M) * K, quantized_a_.end(), int8_t{0});
     kernels_.quantize_rows_s8(ctx_, quantized_a_.data(), a_scales_.data(), A, M, K, lda, 127);
-  } else if (tail) {  // the last tile, padded with zero rows, at the same stride
-    tail_a_.assign(static_cast<size_t>(kTileRows) * lda, 0.0f);
-    for (int i = 0; i < tail; ++i)
-      std::memcpy(tail_a_.data() + i * lda, A + (int64_t{full} * kTileRows + i) * lda, sizeof(float) * K);
+  } else if (last.rows < last.height) {  // the last tile, padded with zero rows, at the same stride
+    tail_a_.assign(static_cast<size_t>(last.height) * lda, 0.0f);
+    for (int i = 0; i < last.rows; ++i)
+      std::memcpy(tail_a_.data() + i * lda, A + (last.r0 + i) * lda, sizeof(float) * K);
   }
-  const int items = tiles * static_cast<int>(w->blocks.size());
+  const int n_tiles = static_cast<int>(tiles.size());
+  const int items = n_tiles * static_cast<int>(w->blocks.size());
   const int nt = std::max(1, std::min(threads_, items));
   size_t scratch_bytes = 0;
   for (Kernel* k : kernels) scratch_bytes = std::max(scratch_bytes, k->scratch_bytes);
@@ -146,27 +162,39 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
   {
     const int t = omp_get_thread_num();
     try {
+      // One set of memory objects per thread and kernel, re-pointed per tile (creating them per tile cost
+      // about as much as a small tile's product).
       memory scratch;
       if (scratch_bytes > 0)
         scratch = memory(memory::desc({static_cast<int64_t>(scratch_bytes)}, dt::u8, memory::dims{1}), engine_,
                          scratch_[static_cast<size_t>(t)].data());
+      float* c = tiles_[static_cast<size_t>(t)].data();
+      Kernel* bound = nullptr;  // what args are set up for: this kernel on block bound_block's weights
+      size_t bound_block = SIZE_MAX;
+      memory am, cm;
+      std::unordered_map<int, memory> args;
 #pragma omp for schedule(static)
       for (int item = 0; item < items; ++item) {
-        const size_t bi = static_cast<size_t>(item / tiles);
-        const int tile = item % tiles;
+        const size_t bi = static_cast<size_t>(item / n_tiles);
+        const Tile& tile = tiles[static_cast<size_t>(item % n_tiles)];
         const Block& b = w->blocks[bi];
-        Kernel* k = kernels[bi];
-        const bool padded = tail && tile == full;
-        const int64_t r0 = int64_t{tile} * kTileRows;
+        Kernel* k = kernels[2 * bi + (tile.height == heights[0] ? 0 : 1)];
+        if (k != bound || bi != bound_block) {
+          am = memory(k->a_md, engine_, nullptr);
+          cm = memory(k->c_md, engine_, c);
+          args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b.weights}, {DNNL_ARG_DST, cm}};
+          if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
+          bound = k;
+          bound_block = bi;
+        }
+        const bool padded = tile.rows < tile.height;
+        const int64_t r0 = tile.r0;
         void* a = int8 ? static_cast<void*>(quantized_a_.data() + r0 * K)
                        : const_cast<float*>(padded ? tail_a_.data() : A + r0 * lda);
-        float* c = tiles_[static_cast<size_t>(t)].data();
-        memory am(k->a_md, engine_, a), cm(k->c_md, engine_, c);
-        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b.weights}, {DNNL_ARG_DST, cm}};
-        if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
+        am.set_data_handle(a);
         k->prim.execute(streams_[static_cast<size_t>(t)], args);
         streams_[static_cast<size_t>(t)].wait();
-        const int rows = padded ? tail : kTileRows;
+        const int rows = tile.rows;
         if (int8) {
           kernels_.dequantize_s32(ctx_, C + r0 * ldc + b.c0, ldc, reinterpret_cast<const int32_t*>(c), rows, b.width,
                                   a_scales_.data() + r0, b.scales.data());
