@@ -32,6 +32,7 @@ struct Flags {
   std::string input_format = "text", output_format = "text";
   std::string alignment = "none";
   std::string scores_file;
+  std::string compute_type = "float32";
   bool scores = false;
 };
 
@@ -68,6 +69,10 @@ int translate_main(int argc, char** argv) {
       ->check(CLI::IsMember({"none", "hard", "soft"}))->group(g);
   tt::cli::add_batching_options(app, d, "Batching");
   app.add_flag("--flush", o.flush, "Translate and print each line as soon as it is read")->group("Batching");
+  app.add_option("--compute-type", f.compute_type,
+                 "Matrix products with the weights: float32, or int8 (8-bit weights and activations, int32 sums; "
+                 "faster, slightly less exact)")
+      ->check(CLI::IsMember({"float32", "int8"}));
   tt::cli::add_threads_option(app, common);
   tt::cli::add_device_option(app, common);
   tt::cli::add_quiet_flag(app, common);
@@ -84,6 +89,8 @@ int translate_main(int argc, char** argv) {
 
   auto backend = tt::backend::make_backend(common.device, common.threads);
   const bool invariant = backend->set_row_invariant(true);
+  if (f.compute_type == "int8" && !backend->set_matmul_precision(tt::backend::MatmulPrecision::int8))
+    throw tt::ConfigError("--compute-type int8 is not available on " + backend->name(), "use --compute-type float32");
   std::vector<std::unique_ptr<tt::nn::Transformer>> owned;
   std::vector<tt::nn::Transformer*> models;
   Vocab vocab;
@@ -91,7 +98,7 @@ int translate_main(int argc, char** argv) {
   for (size_t i = 0; i < f.models.size(); ++i) {
     nlohmann::json full;
     const tt::nn::ModelConfig config = tt::io::load_model_config(f.models[i], &full);
-    owned.push_back(std::make_unique<tt::nn::Transformer>(config, *backend));
+    owned.push_back(std::make_unique<tt::nn::Transformer>(config, *backend, tt::nn::Usage::inference));
     tt::io::load_model_weights(f.models[i], owned.back()->params());
     models.push_back(owned.back().get());
     const bool needs_spm = o.input_format != tt::decode::TextFormat::ids ||
@@ -111,12 +118,18 @@ int translate_main(int argc, char** argv) {
                                     vocab.target ? &*vocab.target : nullptr, o);
 
   if (!common.quiet) {
-    std::fprintf(stderr, "tt-translate: %s, compute float32, %zu model%s, beam %d, length penalty %s (alpha %g)%s\n",
-                 backend->name().c_str(), models.size(), models.size() == 1 ? "" : "s", o.search.beam,
-                 d.length_penalty.c_str(), static_cast<double>(o.search.alpha),
+    std::fprintf(stderr, "tt-translate: %s, compute %s, %zu model%s, beam %d, length penalty %s (alpha %g)%s\n",
+                 backend->name().c_str(), f.compute_type.c_str(), models.size(), models.size() == 1 ? "" : "s",
+                 o.search.beam, d.length_penalty.c_str(), static_cast<double>(o.search.alpha),
                  invariant ? ", batch-invariant" : "");
     if (!invariant)
       std::fprintf(stderr, "tt-translate: note: on this device outputs may depend on --batch-size\n");
+    // oneDNN's ISA levels with int8 dot products: *_vnni, and avx512_core_bf16 / amx, which include VNNI.
+    const std::string isa = backend->matmul_isa();
+    if (f.compute_type == "int8" && !isa.empty() && isa.find("vnni") == std::string::npos &&
+        isa.find("bf16") == std::string::npos && isa.find("amx") == std::string::npos)
+      std::fprintf(stderr, "tt-translate: note: no int8 dot-product instructions (VNNI) for oneDNN here (%s): "
+                           "--compute-type float32 may be faster\n", isa.c_str());
   }
   std::ofstream scores_out;
   if (!f.scores_file.empty()) {

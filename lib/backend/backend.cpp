@@ -38,7 +38,9 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads) {
     const int count = cuda_device_count();
     if (index >= count)
       throw Error("device " + device + " does not exist: " + std::to_string(count) + " CUDA device(s) visible",
-                  count > 0 ? "use --device cuda:0 .. cuda:" + std::to_string(count - 1) : "use --device cpu");
+                  count > 1   ? "use --device cuda:0 .. cuda:" + std::to_string(count - 1)
+                  : count > 0 ? std::string("use --device cuda:0 (or --device cuda)")
+                              : std::string("use --device cpu"));
     return make_cuda_backend(index);
 #else
     throw Error("tt was built without CUDA; rebuild with -DTT_WITH_CUDA=ON or use --device cpu");
@@ -54,16 +56,6 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads) {
   }
   throw ConfigError("unknown device '" + device + "'; expected cpu, cuda, cuda:N or auto",
                     "use --device cpu, --device cuda or --device auto");
-}
-
-// Defaults until every backend implements the decoding kernels (the CPU backend overrides both).
-void Backend::attention_decode(float*, int64_t, float*, const float*, int64_t, const float*, const float*, int64_t,
-                               const int32_t*, const int32_t*, int, int, int, int, float) {
-  throw Error(name() + " has no attention_decode kernel yet", "use --device cpu");
-}
-
-void Backend::topk(float*, int32_t*, const float*, int64_t, int, int) {
-  throw Error(name() + " has no topk kernel yet", "use --device cpu");
 }
 
 }  // namespace tt::backend

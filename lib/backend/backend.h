@@ -27,7 +27,10 @@ struct DropoutKey {
 
 // Operand precision of the matrix products (gemm, gemm_batched). bf16: operands rounded to bfloat16,
 // products accumulated and written in fp32 (mixed-precision training); everything else stays fp32.
-enum class MatmulPrecision { fp32, bf16 };
+// int8 (inference): the row-invariant products against constant weights (x W^T: linear layers, output
+// projection) take int8 operands — weights per output row, activations per row, symmetric — with exact
+// int32 sums and fp32 results; every other product stays fp32.
+enum class MatmulPrecision { fp32, bf16, int8 };
 
 // Strides (in elements) of a batched matrix operand with two batch dimensions [b1, b2, rows, cols]:
 // element (i1, i2, r, c) is at i1*batch1 + i2*batch2 + r*ld + c. Lets attention run straight on the
@@ -59,7 +62,8 @@ class Backend {
   // Returns whether the mode is now as requested (false: this backend cannot promise it).
   virtual bool set_row_invariant(bool on) { return !on; }
 
-  // Matrix-product precision for every later gemm / gemm_batched call (row-invariant products stay fp32).
+  // Matrix-product precision for every later gemm / gemm_batched call (bf16: row-invariant products stay
+  // fp32; int8: only row-invariant products against weights change).
   // Returns whether the mode is now as requested (false: this backend or processor cannot run it).
   virtual bool set_matmul_precision(MatmulPrecision p) { return p == MatmulPrecision::fp32; }
   virtual MatmulPrecision matmul_precision() const { return MatmulPrecision::fp32; }
@@ -173,10 +177,10 @@ class Backend {
   // fixed summation order per row, whatever rows or threads).
   virtual void attention_decode(float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq, const float* k,
                                 const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts,
-                                int rows, int max_keys, int H, int Dh, float scale);
+                                int rows, int max_keys, int H, int Dh, float scale) = 0;
   // Per row of x [rows, V]: the k largest values, best first, and their column indices; ties go to the
-  // lower index, NaN counts as -inf. k <= V. values, indices: [rows, k].
-  virtual void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k);
+  // lower index, NaN ranks as -inf (and comes back as the NaN it is). k <= V. values, indices: [rows, k].
+  virtual void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) = 0;
 };
 
 // Threads: `threads` <= 0 means all cores. The CPU backend owns its thread count (no global

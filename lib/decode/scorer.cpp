@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/elementwise.h"
 #include "util/error.h"
 
 namespace tt::decode {
@@ -28,9 +29,8 @@ void ModelScorer::start(const std::vector<std::vector<int32_t>>& sources, int ma
   encode_arena_.reset();  // the cross-attention K/V now live in the cache
 }
 
-void ModelScorer::step(std::vector<float>& log_probs, std::vector<float>* attention,
-                       const std::vector<int32_t>& tokens) {
-  tensor::ArenaScope scope(step_arena_);
+tensor::Tensor ModelScorer::step(const std::vector<int32_t>& tokens, std::vector<float>* attention) {
+  step_arena_.reset();  // the previous step's log-probabilities are no longer needed
   const int rows = state_->rows();
   nn::AttentionCapture capture;
   const int heads = model_.config().heads;
@@ -39,10 +39,7 @@ void ModelScorer::step(std::vector<float>& log_probs, std::vector<float>* attent
     capture.decoder_cross.resize(static_cast<size_t>(model_.config().n_layers_dec));
     capture.decoder_cross.back() = step_arena_.allocate(tensor::Shape{rows, heads, 1, S_});
   }
-  tensor::Tensor logits = model_.decode_step(*state_, tokens, step_arena_, true, attention ? &capture : nullptr);
-  // Into the caller's buffer: a fresh [rows, V] vector per step would fault in new pages every step.
-  log_probs.resize(static_cast<size_t>(logits.numel()));
-  logits.backend().copy_to_host(log_probs.data(), logits.f32(), logits.bytes());
+  tensor::Tensor log_probs = model_.decode_step(*state_, tokens, step_arena_, true, attention ? &capture : nullptr);
   if (attention) {
     const std::vector<float> all = capture.decoder_cross.back().to_host_f32();
     attention->assign(static_cast<size_t>(rows) * S_, 0.0f);
@@ -52,6 +49,7 @@ void ModelScorer::step(std::vector<float>& log_probs, std::vector<float>* attent
           (*attention)[static_cast<size_t>(r) * S_ + s] +=
               all[(static_cast<size_t>(r) * heads + h) * S_ + s] / static_cast<float>(heads);
   }
+  return log_probs;
 }
 
 void ModelScorer::reorder(const std::vector<int32_t>& index) { model_.reorder(*state_, index); }
@@ -80,20 +78,24 @@ void EnsembleScorer::start(const std::vector<std::vector<int32_t>>& sources, int
   for (auto& m : members_) m->start(sources, max_rows, max_steps);
 }
 
-void EnsembleScorer::step(std::vector<float>& log_probs, std::vector<float>* attention,
-                          const std::vector<int32_t>& tokens) {
-  if (members_.size() == 1) return members_.front()->step(log_probs, attention, tokens);
+tensor::Tensor EnsembleScorer::step(const std::vector<int32_t>& tokens, std::vector<float>* attention) {
+  if (members_.size() == 1) return members_.front()->step(tokens, attention);
+  // The mean in member order, each term scaled first: w*a + w*b + ..., the same sums on every device.
   const float w = 1.0f / static_cast<float>(members_.size());
+  tensor::Tensor sum;
   for (size_t i = 0; i < members_.size(); ++i) {
-    members_[i]->step(member_log_probs_, attention ? &member_attention_ : nullptr, tokens);
+    tensor::Tensor lp = members_[i]->step(tokens, attention ? &member_attention_ : nullptr);
+    ops::scale(lp, w);
     if (i == 0) {
-      log_probs.assign(member_log_probs_.size(), 0.0f);
+      sum = lp;  // member 0's step tensor holds the sum until its next step
       if (attention) attention->assign(member_attention_.size(), 0.0f);
+    } else {
+      ops::add(sum, sum, lp);
     }
-    for (size_t j = 0; j < log_probs.size(); ++j) log_probs[j] += w * member_log_probs_[j];
     if (attention)
       for (size_t j = 0; j < attention->size(); ++j) (*attention)[j] += w * member_attention_[j];
   }
+  return sum;
 }
 
 void EnsembleScorer::reorder(const std::vector<int32_t>& index) {

@@ -23,10 +23,11 @@ class StepScorer {
   // Begins a batch: one row per source (ids ending in eos, none empty), room for max_rows rows and
   // max_steps steps.
   virtual void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) = 0;
-  // Feeds one token per row; writes log_probs [rows, V] and, when attention is non-null, the step's
-  // cross-attention [rows, S] (S = longest source of the batch; last decoder layer, mean over heads).
-  virtual void step(std::vector<float>& log_probs, std::vector<float>* attention,
-                    const std::vector<int32_t>& tokens) = 0;
+  // Feeds one token per row; returns the next-token log-probabilities [rows, V] on the scorer's device
+  // (valid until the next step or reorder) and, when attention is non-null, writes the step's
+  // cross-attention [rows, S] on the host (S = longest source of the batch; last decoder layer, mean over
+  // heads). The log-probabilities stay on the device: the search reads back only each row's best few.
+  virtual tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) = 0;
   // New row i continues old row index[i].
   virtual void reorder(const std::vector<int32_t>& index) = 0;
 };
@@ -37,8 +38,7 @@ class ModelScorer final : public StepScorer {
   int vocab_size() const override { return model_.config().vocab_size_tgt; }
   int max_positions() const override { return model_.config().max_positions; }
   void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) override;
-  void step(std::vector<float>& log_probs, std::vector<float>* attention,
-            const std::vector<int32_t>& tokens) override;
+  tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) override;
   void reorder(const std::vector<int32_t>& index) override;
 
  private:
@@ -56,13 +56,12 @@ class EnsembleScorer final : public StepScorer {
   int vocab_size() const override { return members_.front()->vocab_size(); }
   int max_positions() const override;
   void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) override;
-  void step(std::vector<float>& log_probs, std::vector<float>* attention,
-            const std::vector<int32_t>& tokens) override;
+  tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) override;
   void reorder(const std::vector<int32_t>& index) override;
 
  private:
   std::vector<std::unique_ptr<ModelScorer>> members_;
-  std::vector<float> member_log_probs_, member_attention_;
+  std::vector<float> member_attention_;
 };
 
 }  // namespace tt::decode

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
+#include "ops/copy.h"
+#include "ops/cross_entropy.h"
+#include "ops/decoding.h"
 #include "util/error.h"
 
 namespace tt::decode {
@@ -27,15 +31,26 @@ struct Sentence {
   std::vector<Hypothesis> finished;
 };
 
+// Ranked by total log-probability, then by the step's own log-probability (so that within one
+// hypothesis the order is exactly the top-k order of its row), then hypothesis, then token.
 struct Candidate {
   float log_prob;
+  float step_log_prob;
   int hyp;
   int32_t token;
   bool better_than(const Candidate& o) const {
     if (log_prob != o.log_prob) return log_prob > o.log_prob;
+    if (step_log_prob != o.step_log_prob) return step_log_prob > o.step_log_prob;
     if (hyp != o.hyp) return hyp < o.hyp;
     return token < o.token;
   }
+};
+
+// What the search reads back per step: each row's `width` best tokens (best first) and its </s> value.
+struct RowBest {
+  int width = 0;
+  std::vector<float> values, eos;
+  std::vector<int32_t> tokens;
 };
 
 // The highest score an open hypothesis of `length` tokens and summed log-probability `log_prob` (<= 0,
@@ -51,28 +66,35 @@ void sort_finished(std::vector<Hypothesis>& finished) {
                    [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
 }
 
-// One step of one sentence: picks the k best continuations from log_probs rows; returns whether done.
-bool advance(Sentence& s, const std::vector<float>& log_probs, const std::vector<float>& attention, int S, int V,
-             const SearchOptions& o, const SpecialIds& ids) {
-  const int32_t bos_id = ids.bos, eos_id = ids.eos, pad_id = ids.pad;
+// One step of one sentence: picks the k best continuations from its rows' best tokens; returns whether done.
+bool advance(Sentence& s, const RowBest& best_of, const std::vector<float>& attention, int S, const SearchOptions& o,
+             const SpecialIds& ids) {
   // The beam shrinks by one for every finished hypothesis (beam 1 is greedy).
   const int k = o.beam - static_cast<int>(s.finished.size());
   const int length = static_cast<int>(s.open.front().tokens.size());
+  const bool eos_allowed = length >= std::min(o.min_len, s.max_len), others_allowed = length < s.max_len;
   std::vector<Candidate> best;  // the k best so far, best first
   best.reserve(static_cast<size_t>(k) + 1);
+  auto offer = [&](const Candidate& c) {
+    if (c.step_log_prob == kNegInf || std::isnan(c.step_log_prob)) return;
+    if (static_cast<int>(best.size()) == k && !c.better_than(best.back())) return;
+    auto at = std::find_if(best.begin(), best.end(), [&](const Candidate& b) { return c.better_than(b); });
+    best.insert(at, c);
+    if (static_cast<int>(best.size()) > k) best.pop_back();
+  };
   for (int j = 0; j < static_cast<int>(s.open.size()); ++j) {
     const Open& h = s.open[static_cast<size_t>(j)];
-    const float* row = log_probs.data() + static_cast<size_t>(h.row) * V;
-    for (int32_t v = 0; v < V; ++v) {
-      float lp = row[v];
-      if (v == bos_id || v == pad_id) continue;  // never outputs
-      if (v == eos_id ? length < std::min(o.min_len, s.max_len) : length >= s.max_len) lp = kNegInf;
-      if (lp == kNegInf || std::isnan(lp)) continue;
-      Candidate c{h.log_prob + lp, j, v};
-      if (static_cast<int>(best.size()) == k && !c.better_than(best.back())) continue;
-      auto at = std::find_if(best.begin(), best.end(), [&](const Candidate& b) { return c.better_than(b); });
-      best.insert(at, c);
-      if (static_cast<int>(best.size()) > k) best.pop_back();
+    if (eos_allowed) {
+      const float lp = best_of.eos[static_cast<size_t>(h.row)];
+      offer(Candidate{h.log_prob + lp, lp, j, ids.eos});
+    }
+    if (!others_allowed) continue;
+    // At most 3 of the row's width (>= k + 3) best are bos, pad or eos: the rest hold its k best others.
+    const size_t first = static_cast<size_t>(h.row) * static_cast<size_t>(best_of.width);
+    for (size_t i = first; i < first + static_cast<size_t>(best_of.width); ++i) {
+      const int32_t v = best_of.tokens[i];
+      if (v == ids.bos || v == ids.pad || v == ids.eos) continue;  // never outputs / offered above
+      offer(Candidate{h.log_prob + best_of.values[i], best_of.values[i], j, v});
     }
   }
   std::vector<Open> next;
@@ -84,7 +106,7 @@ bool advance(Sentence& s, const std::vector<float>& log_probs, const std::vector
       const float* a = attention.data() + static_cast<size_t>(h.row) * S;
       att.insert(att.end(), a, a + s.source_size);
     }
-    if (c.token == eos_id) {
+    if (c.token == ids.eos) {
       Hypothesis f{h.tokens, normalized_score(o.length_penalty, o.alpha, c.log_prob, length + 1), c.log_prob,
                    std::move(att)};
       s.finished.push_back(std::move(f));
@@ -102,6 +124,25 @@ bool advance(Sentence& s, const std::vector<float>& log_probs, const std::vector
   for (const Open& h : s.open)
     if (best_reachable(o, h.log_prob, length + 1, s.max_len) > kept) return false;
   return true;
+}
+
+// Reads back, for each row of log_probs [rows, V], its `width` best tokens and its </s> log-probability.
+void read_best(RowBest& out, const tensor::Tensor& log_probs, int width, int32_t eos_id, tensor::Arena& arena) {
+  tensor::ArenaScope scope(arena);
+  const int64_t rows = log_probs.dim(0), V = log_probs.dim(1);
+  out.width = static_cast<int>(std::min<int64_t>(width, V));
+  tensor::Tensor values = arena.allocate(tensor::Shape{rows, out.width});
+  tensor::Tensor tokens = arena.allocate(tensor::Shape{rows, out.width}, tensor::DType::i32);
+  ops::topk(values, tokens, log_probs);
+  std::vector<int32_t> at(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) at[static_cast<size_t>(r)] = static_cast<int32_t>(r * V + eos_id);
+  tensor::Tensor index = arena.allocate(tensor::Shape{rows}, tensor::DType::i32);
+  ops::upload(index, at);
+  tensor::Tensor eos = arena.allocate(tensor::Shape{rows, 1});
+  ops::gather_rows(eos, log_probs.reshape(tensor::Shape{rows * V, 1}), index, rows, 1);
+  out.values = values.to_host_f32();
+  out.tokens = tokens.to_host_i32();
+  out.eos = eos.to_host_f32();
 }
 
 }  // namespace
@@ -150,16 +191,20 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
     S = std::max(S, s.source_size);
   }
   scorer.start(batch, static_cast<int>(active.size()) * o.beam, max_steps);
-  const int V = scorer.vocab_size();
   std::vector<int32_t> tokens(active.size(), bos_id), index;
-  std::vector<float> log_probs, attention;
+  std::vector<float> attention;
+  std::optional<tensor::Arena> arena;  // top-k scratch, on the scorer's device
+  RowBest best_of;
   while (!active.empty()) {
-    scorer.step(log_probs, o.attention ? &attention : nullptr, tokens);
+    const int rows = static_cast<int>(tokens.size());
+    const tensor::Tensor log_probs = scorer.step(tokens, o.attention ? &attention : nullptr);
+    if (!arena) arena.emplace(log_probs.backend());
+    read_best(best_of, log_probs, o.beam + 3, eos_id, *arena);
     std::vector<Sentence> still;
     index.clear();
     tokens.clear();
     for (Sentence& s : active) {
-      if (advance(s, log_probs, attention, S, V, o, ids)) {
+      if (advance(s, best_of, attention, S, o, ids)) {
         sort_finished(s.finished);
         s.finished.resize(std::min(s.finished.size(), static_cast<size_t>(o.nbest)));
         results[s.index] = std::move(s.finished);
@@ -174,7 +219,7 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
     }
     active = std::move(still);
     if (active.empty()) break;
-    bool identity = static_cast<int>(index.size()) == static_cast<int>(log_probs.size() / static_cast<size_t>(V));
+    bool identity = static_cast<int>(index.size()) == rows;
     for (size_t r = 0; identity && r < index.size(); ++r) identity = index[r] == static_cast<int32_t>(r);
     if (!identity) scorer.reorder(index);
   }

@@ -2,7 +2,9 @@
 //
 // Each step keeps, per sentence, the k best one-token continuations of its k open hypotheses (k = beam at
 // first); continuations ending in </s> are finished and leave the beam, which shrinks (as in Marian), so
-// beam 1 is exactly greedy. Ties break towards the lower hypothesis, then the lower token id.
+// beam 1 is exactly greedy. Ties (equal total log-probability) break towards the higher log-probability of
+// the step itself, then the lower hypothesis, then the lower token id. Only each row's beam + 3 best
+// tokens and its </s> are read back from the device (backend topk): no [rows, V] copy per step.
 // Stop rule: a sentence stops when its beam is empty, or when its nbest-th best finished hypothesis scores
 // at least what the best open hypothesis could still reach (its log-probability divided by the largest
 // length penalty it could get before max length) — so no open hypothesis could enter the n best.

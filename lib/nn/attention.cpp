@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ops/decoding.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
 #include "ops/softmax.h"
@@ -41,12 +42,12 @@ struct Sizes {
 
 // ctx = softmax(mask(Q K^T / sqrt(Dh))) V, probs kept; dropped = dropout(probs) when p > 0.
 void attend(const Tensor& ctx, const Tensor& probs, const Tensor& dropped, const Operand& q, const Operand& k,
-            const Operand& v, const Tensor& key_lengths, Sizes z, bool causal, int query_offset, float p,
+            const Operand& v, const Tensor& key_lengths, Sizes z, bool causal, float p,
             backend::DropoutKey key, const Tensor& capture) {
   const MatrixStrides ps = score_strides(z.H, z.Tq, z.Tk);
   ops::batched_matmul(probs, ps, q.t, q.s, false, k.t, k.s, true, {z.B, z.H, z.Tq, z.Tk, z.Dh});
   ops::attention_softmax_forward(probs, key_lengths, 1.0f / std::sqrt(static_cast<float>(z.Dh)), causal,
-                                 query_offset);
+                                 0);
   if (capture.defined()) {
     TT_CHECK_MSG(capture.numel() == probs.numel(),
                  "attention capture " + capture.shape().str() + " for weights " + probs.shape().str());
@@ -138,7 +139,7 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   Tensor dropped = p > 0 ? arena.allocate(probs.shape()) : Tensor{};
   Tensor heads_out = arena.allocate(Shape{B, Tq, D_});
   const backend::DropoutKey key = ctx.key(site_);
-  attend(heads_out, probs, dropped, q, k, v, key_lengths, {B, H_, Tq, Tk, Dh}, causal, 0, p, key, capture);
+  attend(heads_out, probs, dropped, q, k, v, key_lengths, {B, H_, Tq, Tk, Dh}, causal, p, key, capture);
   out_.forward(out, heads_out);
   if (saved) *saved = Saved{x, memory, qkv, kv, probs, dropped, heads_out, key_lengths, key, p, B, Tq, Tk, causal};
 }
@@ -166,22 +167,18 @@ void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const
 }
 
 void MultiHeadAttention::forward_step(const Tensor& out, const Tensor& x, const Tensor& k_cache,
-                                      const Tensor& v_cache, int t, int max_rows, tensor::Arena& arena,
-                                      const Tensor& capture) const {
+                                      const Tensor& v_cache, int t, int max_rows, const Tensor& key_rows,
+                                      const Tensor& key_counts, tensor::Arena& arena, const Tensor& capture) const {
   TT_CHECK(kind_ == Kind::self);
-  const int rows = static_cast<int>(x.dim(0)), Dh = D_ / H_;
+  const int rows = static_cast<int>(x.dim(0));
   TT_CHECK(x.dim(1) == 1 && rows <= max_rows);
-  Tensor q = arena.allocate(Shape{rows, 1, D_});
+  Tensor q = arena.allocate(Shape{rows, D_});
   q_.forward(q, x);
   const int64_t step = int64_t{max_rows} * D_;  // one time slice of the cache
   k_.forward(ops::view(k_cache, t * step, Shape{rows, D_}), x);
   v_.forward(ops::view(v_cache, t * step, Shape{rows, D_}), x);
-  // Time-major cache: row b, head h, position j at j * max_rows * D + b * D + h * Dh.
-  const MatrixStrides cs{D_, Dh, step};
-  Tensor probs = arena.allocate(Shape{rows, H_, 1, t + 1});
   Tensor ctx = arena.allocate(Shape{rows, 1, D_});
-  attend(ctx, probs, Tensor{}, heads(q, 1, D_, Dh), Operand{k_cache, cs}, Operand{v_cache, cs}, Tensor{},
-         {rows, H_, 1, t + 1, Dh}, false, t, 0.0f, {}, capture);
+  ops::attention_decode(ctx, capture, q, k_cache, v_cache, key_rows, key_counts, H_);
   out_.forward(out, ctx);
 }
 
@@ -192,16 +189,14 @@ void MultiHeadAttention::project_memory(const Tensor& k, const Tensor& v, const 
 }
 
 void MultiHeadAttention::forward_cross_step(const Tensor& out, const Tensor& x, const Tensor& k, const Tensor& v,
-                                            const Tensor& key_lengths, int S, tensor::Arena& arena,
+                                            const Tensor& key_rows, const Tensor& key_counts, tensor::Arena& arena,
                                             const Tensor& capture) const {
   TT_CHECK(kind_ == Kind::cross);
-  const int rows = static_cast<int>(x.dim(0)), Dh = D_ / H_;
-  Tensor q = arena.allocate(Shape{rows, 1, D_});
+  const int rows = static_cast<int>(x.dim(0));
+  Tensor q = arena.allocate(Shape{rows, D_});
   q_.forward(q, x);
-  Tensor probs = arena.allocate(Shape{rows, H_, 1, S});
   Tensor ctx = arena.allocate(Shape{rows, 1, D_});
-  attend(ctx, probs, Tensor{}, heads(q, 1, D_, Dh), heads(k, S, D_, Dh), heads(v, S, D_, Dh), key_lengths,
-         {rows, H_, 1, S, Dh}, false, 0, 0.0f, {}, capture);
+  ops::attention_decode(ctx, capture, q, k, v, key_rows, key_counts, H_);
   out_.forward(out, ctx);
 }
 

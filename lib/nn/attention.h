@@ -47,17 +47,19 @@ class MultiHeadAttention {
                 const Saved& saved, tensor::Arena& scratch) const;
 
   // ---- incremental decoding (inference, no dropout) ----
-  // Self-attention for one new position t per row: x [rows, 1, D]; appends this position's K, V to the
-  // time-major caches [max_length, max_rows, D] and attends over positions 0..t.
+  // Self-attention for one new position t per row: x [rows, 1, D]; writes this position's K, V to slot
+  // `row` of time slice t of the time-major caches [max_length, max_rows, D], then attends over the cache
+  // rows key_rows [rows, t + 1] (key_counts [rows]; ops::attention_decode).
   void forward_step(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& k_cache,
-                    const tensor::Tensor& v_cache, int t, int max_rows, tensor::Arena& arena,
-                    const tensor::Tensor& capture = {}) const;
+                    const tensor::Tensor& v_cache, int t, int max_rows, const tensor::Tensor& key_rows,
+                    const tensor::Tensor& key_counts, tensor::Arena& arena, const tensor::Tensor& capture = {}) const;
   // Cross-attention: K and V of the encoder memory [B, S, D], computed once per sentence batch.
   void project_memory(const tensor::Tensor& k, const tensor::Tensor& v, const tensor::Tensor& memory) const;
-  // Cross-attention for one position: x [rows, 1, D]; k, v [rows (of max_rows), S, D].
+  // Cross-attention for one position: x [rows, 1, D]; k, v [B, S, D] addressed through key_rows [rows, S]
+  // (sentence * S + j) and key_counts [rows] (source lengths).
   void forward_cross_step(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& k,
-                          const tensor::Tensor& v, const tensor::Tensor& key_lengths, int S, tensor::Arena& arena,
-                          const tensor::Tensor& capture = {}) const;
+                          const tensor::Tensor& v, const tensor::Tensor& key_rows, const tensor::Tensor& key_counts,
+                          tensor::Arena& arena, const tensor::Tensor& capture = {}) const;
 
  private:
   int D_ = 0, H_ = 0;

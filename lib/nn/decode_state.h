@@ -1,6 +1,10 @@
-// What incremental decoding keeps between steps (beam search, tt-attnviz): the encoder's output and,
-// per decoder layer, the self-attention K/V cache and the cross-attention K/V of the source.
+// What incremental decoding keeps between steps (beam search, tt-attnviz): per decoder layer the
+// self-attention K/V cache and the cross-attention K/V of the source, and how rows find their keys.
 // Only nn::Transformer's decoding functions read or write its inside.
+//
+// Nothing cached moves when beam search reorders hypotheses: a row's past keys are addressed through its
+// ancestry (the cache slot each of its positions was written to), and its source through its sentence.
+// reorder() is then O(rows * length) integers on the host instead of copying every layer's caches.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +23,13 @@ struct EncoderOutput {
   tensor::Tensor src_lengths;  // [B] i32, on the device
 };
 
-// Incremental decoding state: per decoder layer the self-attention K/V cache and the cross-attention K/V
-// of the source (computed once). Rows are hypotheses; reorder() selects / duplicates rows (beam search).
+// Where a decoding step's queries find their keys (uploaded once per step, shared by every layer).
+struct StepKeys {
+  tensor::Tensor self_rows, self_counts;    // [rows, t + 1] cache rows (j * max_rows + slot), [rows] = t + 1
+  tensor::Tensor cross_rows, cross_counts;  // [rows, S] memory rows (sentence * S + j), [rows] source lengths
+};
+
+// Incremental decoding state. Rows are hypotheses; reorder() selects / duplicates rows (beam search).
 class DecodeState {
  public:
   int rows() const { return rows_; }
@@ -29,16 +38,20 @@ class DecodeState {
 
  private:
   friend class Transformer;
-  int rows_ = 0, max_rows_ = 0, length_ = 0, max_length_ = 0, S_ = 0;
-  // Per decoder layer. self_k/self_v are time-major [max_length, max_rows, D], so one step's K/V rows are
-  // one contiguous block; cross_k/cross_v are [max_rows, S, D]. reorder() gathers into the spare tensors
-  // and swaps them in (no copy back).
+  // Writes this step's slots (row r at slot r of the new time slice) and uploads the key tables.
+  StepKeys begin_step();
+  // New row i continues old row index[i].
+  void select_rows(const std::vector<int32_t>& index);
+
+  int rows_ = 0, max_rows_ = 0, length_ = 0, max_length_ = 0, B_ = 0, S_ = 0;
+  // Per decoder layer. self_k/self_v are time-major [max_length, max_rows, D]: step t of the row in slot s
+  // is cache row t * max_rows + s. cross_k/cross_v are [B, S, D], one per source sentence.
   std::vector<tensor::Tensor> self_k_, self_v_, cross_k_, cross_v_;
-  tensor::Tensor spare_self_, spare_cross_;
-  std::vector<int32_t> src_lengths_host_;  // [rows]
-  tensor::Tensor src_lengths_;             // [max_rows] i32 on the device
-  tensor::Tensor index_self_, index_cross_;  // [max_length * max_rows], [max_rows] i32 scratch for reorder
-  std::vector<int32_t> host_index_;
+  // Host: per row, its sentence, and the slot of each of its positions ([max_rows, max_length]).
+  std::vector<int32_t> sentence_, slots_, src_lengths_host_;  // src_lengths_host_: [B]
+  std::vector<int32_t> host_rows_, host_counts_;              // upload staging
+  tensor::Tensor self_rows_, self_counts_, cross_rows_, cross_counts_;  // device copies, capacity max_rows
+  bool cross_stale_ = true;  // cross tables need uploading (rows changed)
 };
 
 }  // namespace tt::nn

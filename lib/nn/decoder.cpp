@@ -30,10 +30,18 @@ Tensor Decoder::forward(const Tensor& tgt_in, const Tensor& tgt_lengths, const T
   if (saved) saved->layers.resize(layers_.size());
   Tensor x = ctx.arena.allocate(tensor::Shape{B, T, D});
   embeddings.forward(x, tgt_in, Side::target, 0, ctx, saved ? &saved->embedding : nullptr);
+  const bool scratch = !saved && ctx.layer_scratch;  // inference: one layer's temporaries at a time
   for (size_t l = 0; l < layers_.size(); ++l) {
     Tensor y = ctx.arena.allocate(x.shape());
-    layers_[l].forward(y, x, tgt_lengths, memory, src_lengths, ctx, saved ? &saved->layers[l] : nullptr,
-                       pick(capture_self, l), pick(capture_cross, l));
+    if (scratch) {
+      tensor::ArenaScope scope(*ctx.layer_scratch);
+      const StepContext layer_ctx{*ctx.layer_scratch, ctx.dropout, ctx.seed, ctx.step, ctx.batch};
+      layers_[l].forward(y, x, tgt_lengths, memory, src_lengths, layer_ctx, nullptr, pick(capture_self, l),
+                         pick(capture_cross, l));
+    } else {
+      layers_[l].forward(y, x, tgt_lengths, memory, src_lengths, ctx, saved ? &saved->layers[l] : nullptr,
+                         pick(capture_self, l), pick(capture_cross, l));
+    }
     x = y;
   }
   if (pre_norm_) {
@@ -62,7 +70,7 @@ void Decoder::start(const std::vector<DecoderLayer::Cache>& caches, const Tensor
 }
 
 Tensor Decoder::forward_step(const Tensor& tokens, const std::vector<DecoderLayer::Cache>& caches, int t,
-                             const Tensor& src_lengths, const Embeddings& embeddings, tensor::Arena& arena,
+                             const StepKeys& keys, const Embeddings& embeddings, tensor::Arena& arena,
                              const std::vector<Tensor>* capture_self, const std::vector<Tensor>* capture_cross) const {
   const int64_t rows = tokens.dim(0), D = embeddings.table(Side::target).dim(1);
   const StepContext ctx{arena, false, 0, 0};
@@ -70,7 +78,7 @@ Tensor Decoder::forward_step(const Tensor& tokens, const std::vector<DecoderLaye
   embeddings.forward(x, tokens, Side::target, t, ctx, nullptr);
   for (size_t l = 0; l < layers_.size(); ++l) {
     Tensor y = arena.allocate(x.shape());
-    layers_[l].forward_step(y, x, caches[l], t, src_lengths, arena, pick(capture_self, l), pick(capture_cross, l));
+    layers_[l].forward_step(y, x, caches[l], t, keys, arena, pick(capture_self, l), pick(capture_cross, l));
     x = y;
   }
   if (pre_norm_) {

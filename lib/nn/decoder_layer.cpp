@@ -73,24 +73,20 @@ void DecoderLayer::start(const Cache& cache, const Tensor& memory) const {
                              ops::view(cache.cross_v, 0, tensor::Shape{B, S, D}), memory);
 }
 
-void DecoderLayer::forward_step(const Tensor& y, const Tensor& x, const Cache& cache, int t, const Tensor& src_lengths,
+void DecoderLayer::forward_step(const Tensor& y, const Tensor& x, const Cache& cache, int t, const StepKeys& keys,
                                 tensor::Arena& arena, const Tensor& capture_self, const Tensor& capture_cross) const {
   const StepContext ctx{arena, false, 0, 0};
-  const int rows = static_cast<int>(x.dim(0));
-  const int64_t D = x.dim(2);
   Tensor x1 = arena.allocate(x.shape());
   residual_forward(x1, x, self_attn_norm_, placement_, 0.0f, {}, arena, nullptr,
                    [&](const Tensor& out, const Tensor& in) {
-                     self_attn_.forward_step(out, in, cache.self_k, cache.self_v, t, cache.max_rows, arena,
-                                             capture_self);
+                     self_attn_.forward_step(out, in, cache.self_k, cache.self_v, t, cache.max_rows, keys.self_rows,
+                                             keys.self_counts, arena, capture_self);
                    });
   Tensor x2 = arena.allocate(x.shape());
-  const tensor::Shape kv_shape{rows, cache.S, D};
   residual_forward(x2, x1, cross_attn_norm_, placement_, 0.0f, {}, arena, nullptr,
                    [&](const Tensor& out, const Tensor& in) {
-                     cross_attn_.forward_cross_step(out, in, ops::view(cache.cross_k, 0, kv_shape),
-                                                    ops::view(cache.cross_v, 0, kv_shape), src_lengths, cache.S,
-                                                    arena, capture_cross);
+                     cross_attn_.forward_cross_step(out, in, cache.cross_k, cache.cross_v, keys.cross_rows,
+                                                    keys.cross_counts, arena, capture_cross);
                    });
   residual_forward(y, x2, ffn_norm_, placement_, 0.0f, {}, arena, nullptr, [&](const Tensor& out, const Tensor& in) {
     ffn_.forward(out, in, ctx, nullptr);

@@ -10,6 +10,7 @@
 
 #include "nn/attention.h"
 #include "nn/config.h"
+#include "nn/decode_state.h"
 #include "nn/feed_forward.h"
 #include "nn/layer_norm.h"
 #include "nn/residual.h"
@@ -26,7 +27,7 @@ class DecoderLayer {
   // Incremental decoding caches of this layer (see DecodeState).
   struct Cache {
     tensor::Tensor self_k, self_v;    // [max_length, max_rows, D] time-major
-    tensor::Tensor cross_k, cross_v;  // [max_rows, S, D]
+    tensor::Tensor cross_k, cross_v;  // [B, S, D] one per source sentence
     int max_rows = 0, S = 0;
   };
 
@@ -43,9 +44,9 @@ class DecoderLayer {
 
   // Inference: fills cache.cross_k/v rows [0, B) from memory [B, S, D].
   void start(const Cache& cache, const tensor::Tensor& memory) const;
-  // One position t for each row: x, y [rows, 1, D].
-  void forward_step(const tensor::Tensor& y, const tensor::Tensor& x, const Cache& cache, int t,
-                    const tensor::Tensor& src_lengths, tensor::Arena& arena, const tensor::Tensor& capture_self = {},
+  // One position t for each row: x, y [rows, 1, D]; keys says where each row's keys are.
+  void forward_step(const tensor::Tensor& y, const tensor::Tensor& x, const Cache& cache, int t, const StepKeys& keys,
+                    tensor::Arena& arena, const tensor::Tensor& capture_self = {},
                     const tensor::Tensor& capture_cross = {}) const;
 
  private:

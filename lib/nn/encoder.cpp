@@ -25,10 +25,17 @@ Tensor Encoder::forward(const Tensor& src, const Tensor& src_lengths, const Embe
   if (saved) saved->layers.resize(layers_.size());
   Tensor x = ctx.arena.allocate(tensor::Shape{B, S, D});
   embeddings.forward(x, src, Side::source, 0, ctx, saved ? &saved->embedding : nullptr);
+  const bool scratch = !saved && ctx.layer_scratch;
   for (size_t l = 0; l < layers_.size(); ++l) {
     Tensor y = ctx.arena.allocate(x.shape());
     Tensor capture = captures && l < captures->size() ? (*captures)[l] : Tensor{};
-    layers_[l].forward(y, x, src_lengths, ctx, saved ? &saved->layers[l] : nullptr, capture);
+    if (scratch) {
+      tensor::ArenaScope scope(*ctx.layer_scratch);
+      const StepContext layer_ctx{*ctx.layer_scratch, ctx.dropout, ctx.seed, ctx.step, ctx.batch};
+      layers_[l].forward(y, x, src_lengths, layer_ctx, nullptr, capture);
+    } else {
+      layers_[l].forward(y, x, src_lengths, ctx, saved ? &saved->layers[l] : nullptr, capture);
+    }
     x = y;
   }
   if (pre_norm_) {

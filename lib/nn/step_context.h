@@ -17,6 +17,9 @@ struct StepContext {
   uint64_t seed = 0;
   int64_t step = 0;
   uint64_t batch = 0;     // the batch's index within the step, over all ranks (util::rng_stream)
+  // Inference only (nothing saved for backward): a layer's temporaries come from here and are released
+  // after the layer, so encoding a batch needs one layer's activations, not all of them. Null: `arena`.
+  tensor::Arena* layer_scratch = nullptr;
 
   // The rate to use: `rate` in training, 0 in evaluation / inference.
   float rate(float rate) const { return dropout ? rate : 0.0f; }

@@ -13,7 +13,7 @@ EncoderOutput Transformer::encode(const std::vector<int32_t>& src, const std::ve
                                   int S, tensor::Arena& arena, AttentionCapture* capture) {
   Impl& m = *impl_;
   if (B <= 0 || S <= 0) throw Error("encode: empty batch (B = " + std::to_string(B) + ", S = " + std::to_string(S) + ")");
-  const StepContext ctx{arena, false, 0, 0};
+  const StepContext ctx{arena, false, 0, 0, 0, &m.scratch};
   EncoderOutput out;
   out.B = B;
   out.S = S;
@@ -31,26 +31,29 @@ DecodeState Transformer::start_decoding(const EncoderOutput& encoded, int max_ro
   if (max_length <= 0 || max_length > config_.max_positions)
     throw Error("start_decoding: max_length " + std::to_string(max_length) + " must be in [1, " +
                 std::to_string(config_.max_positions) + "] (the model's max_positions)");
-  const int L = impl_->decoder.layers(), D = config_.d_model, S = encoded.S;
+  const int L = impl_->decoder.layers(), D = config_.d_model, B = encoded.B, S = encoded.S;
   DecodeState st;
-  st.rows_ = encoded.B;
+  st.rows_ = B;
   st.max_rows_ = max_rows;
   st.max_length_ = max_length;
+  st.B_ = B;
   st.S_ = S;
-  const Shape self_shape{max_length, max_rows, D}, cross_shape{max_rows, S, D};
+  const Shape self_shape{max_length, max_rows, D}, cross_shape{B, S, D};
   for (int l = 0; l < L; ++l) {
     st.self_k_.push_back(cache_arena.allocate(self_shape));
     st.self_v_.push_back(cache_arena.allocate(self_shape));
     st.cross_k_.push_back(cache_arena.allocate(cross_shape));
     st.cross_v_.push_back(cache_arena.allocate(cross_shape));
   }
-  st.spare_self_ = cache_arena.allocate(self_shape);
-  st.spare_cross_ = cache_arena.allocate(cross_shape);
-  st.index_self_ = cache_arena.allocate(Shape{int64_t{max_length} * max_rows}, tensor::DType::i32);
-  st.index_cross_ = cache_arena.allocate(Shape{max_rows}, tensor::DType::i32);
-  st.src_lengths_ = cache_arena.allocate(Shape{max_rows}, tensor::DType::i32);
+  const auto i32 = tensor::DType::i32;
+  st.self_rows_ = cache_arena.allocate(Shape{int64_t{max_rows} * max_length}, i32);
+  st.self_counts_ = cache_arena.allocate(Shape{max_rows}, i32);
+  st.cross_rows_ = cache_arena.allocate(Shape{int64_t{max_rows} * S}, i32);
+  st.cross_counts_ = cache_arena.allocate(Shape{max_rows}, i32);
   st.src_lengths_host_ = encoded.src_lengths.to_host_i32();
-  ops::upload(ops::view(st.src_lengths_, 0, Shape{encoded.B}), st.src_lengths_host_);
+  st.sentence_.resize(static_cast<size_t>(B));
+  for (int b = 0; b < B; ++b) st.sentence_[static_cast<size_t>(b)] = b;
+  st.slots_.assign(static_cast<size_t>(max_rows) * max_length, 0);
 
   std::vector<DecoderLayer::Cache> caches;
   for (int l = 0; l < L; ++l)
@@ -69,12 +72,13 @@ Tensor Transformer::decode_step(DecodeState& st, const std::vector<int32_t>& tok
     throw Error("decode_step: the decoding state is full (max_length " + std::to_string(st.max_length_) + ")");
   Tensor ids = ops::upload_ids(step_arena, tokens, Shape{st.rows_, 1}, m.embeddings.vocab_size(Side::target),
                                "target");
+  const StepKeys keys = st.begin_step();
   std::vector<DecoderLayer::Cache> caches;
   for (size_t l = 0; l < st.self_k_.size(); ++l)
     caches.push_back(DecoderLayer::Cache{st.self_k_[l], st.self_v_[l], st.cross_k_[l], st.cross_v_[l], st.max_rows_,
                                          st.S_});
-  Tensor hidden = m.decoder.forward_step(ids, caches, st.length_, ops::view(st.src_lengths_, 0, Shape{st.rows_}),
-                                         m.embeddings, step_arena, capture ? &capture->decoder_self : nullptr,
+  Tensor hidden = m.decoder.forward_step(ids, caches, st.length_, keys, m.embeddings, step_arena,
+                                         capture ? &capture->decoder_self : nullptr,
                                          capture ? &capture->decoder_cross : nullptr);
   const Tensor& table = m.embeddings.table(Side::target);
   Tensor logits = step_arena.allocate(Shape{st.rows_, table.dim(0)});
@@ -91,35 +95,7 @@ void Transformer::reorder(DecodeState& st, const std::vector<int32_t>& index) {
   for (int32_t i : index)
     if (i < 0 || i >= st.rows_)
       throw Error("reorder: row " + std::to_string(i) + " is outside [0, " + std::to_string(st.rows_) + ")");
-  const int D = config_.d_model;
-  // Self caches: gather every (position, row) of the cached length, in the full time-major layout.
-  const int64_t n_self = int64_t{st.length_} * st.max_rows_;
-  st.host_index_.assign(static_cast<size_t>(n_self), 0);
-  for (int t = 0; t < st.length_; ++t)
-    for (int i = 0; i < rows; ++i)
-      st.host_index_[static_cast<size_t>(int64_t{t} * st.max_rows_ + i)] = t * st.max_rows_ + index[static_cast<size_t>(i)];
-  if (n_self > 0) {
-    ops::upload(ops::view(st.index_self_, 0, Shape{n_self}), st.host_index_);
-    for (size_t l = 0; l < st.self_k_.size(); ++l) {
-      for (Tensor* cache : {&st.self_k_[l], &st.self_v_[l]}) {
-        ops::gather_rows(st.spare_self_, *cache, st.index_self_, n_self, D);
-        std::swap(*cache, st.spare_self_);
-      }
-    }
-  }
-  // Cross caches and source lengths: one row per hypothesis.
-  ops::upload(ops::view(st.index_cross_, 0, Shape{rows}), index);
-  for (size_t l = 0; l < st.cross_k_.size(); ++l) {
-    for (Tensor* cache : {&st.cross_k_[l], &st.cross_v_[l]}) {
-      ops::gather_rows(st.spare_cross_, *cache, st.index_cross_, rows, int64_t{st.S_} * D);
-      std::swap(*cache, st.spare_cross_);
-    }
-  }
-  std::vector<int32_t> lengths(static_cast<size_t>(rows));
-  for (int i = 0; i < rows; ++i) lengths[static_cast<size_t>(i)] = st.src_lengths_host_[static_cast<size_t>(index[static_cast<size_t>(i)])];
-  st.src_lengths_host_ = lengths;
-  ops::upload(ops::view(st.src_lengths_, 0, Shape{rows}), lengths);
-  st.rows_ = rows;
+  st.select_rows(index);
 }
 
 }  // namespace tt::nn

@@ -23,7 +23,7 @@ struct Transformer::Impl {
   Embeddings embeddings;
   Encoder encoder;
   Decoder decoder;
-  tensor::Arena scratch;  // per-layer backward temporaries, reset after each layer
+  tensor::Arena scratch;  // per-layer temporaries (backward; inference forward), reset after each layer
 
   void declare(ParameterSet& params, const ModelConfig& config) {
     embeddings.declare(params, config);

@@ -39,7 +39,7 @@ LossStats Transformer::forward_backward(const Batch& batch, tensor::Arena& arena
 // The teacher-forced forward pass without dropout and without saving anything: logits [B, T, V].
 static Tensor inference_logits(Transformer::Impl& m, const detail::DeviceBatch& d, const Batch& batch, tensor::Arena& arena,
                                AttentionCapture* capture) {
-  const StepContext ctx{arena, false, 0, 0};
+  const StepContext ctx{arena, false, 0, 0, 0, &m.scratch};
   Tensor memory = m.encoder.forward(d.src, d.src_lengths, m.embeddings, ctx, nullptr,
                                     capture ? &capture->encoder : nullptr);
   Tensor hidden = m.decoder.forward(d.tgt_in, d.tgt_lengths, memory, d.src_lengths, m.embeddings, ctx, nullptr,

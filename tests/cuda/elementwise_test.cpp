@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "backend/cuda/cuda_backend.h"
 #include "cuda/cuda_fixture.h"
 
 using namespace tt;
@@ -25,13 +26,21 @@ TEST_CASE("cuda add_bias: separate output and in place", "[cuda]") {
 TEST_CASE("cuda bias_backward accumulates column sums", "[cuda]") {
   auto gpu = require_cuda();
   auto cpu = cpu_reference();
-  for (auto [N, D] : {std::pair<int64_t, int>{1, 1}, {3, 31}, {1000, 70}, {37, 2049}}) {
+  // Row counts below, at and past one chunk of the two-pass reduction, and a training batch's 25k tokens.
+  const int64_t chunk = backend::CudaBackend::kColumnChunk;
+  for (auto [N, D] : {std::pair<int64_t, int>{1, 1}, {3, 31}, {1000, 70}, {37, 2049}, {chunk, 33},
+                      {chunk + 1, 64}, {25000, 512}}) {
     INFO("N " << N << " D " << D);
     std::vector<float> dy = random_floats(N * D, 3), dbias = random_floats(D, 4);
     DeviceVector<float> ddy(*gpu, dy), ddbias(*gpu, dbias);
     gpu->bias_backward(ddbias.data(), ddy.data(), N, D);
+    const std::vector<float> first = ddbias.to_host();
     cpu->bias_backward(dbias.data(), dy.data(), N, D);
-    check_close(ddbias.to_host(), dbias, 1e-5, 1e-4);
+    check_close(first, dbias, 1e-5, N > 1000 ? 1e-3 : 1e-4);
+    // The same sums again, bit for bit: a fixed summation order.
+    DeviceVector<float> again(*gpu, random_floats(D, 4));
+    gpu->bias_backward(again.data(), ddy.data(), N, D);
+    check_equal(again.to_host(), first);
   }
 }
 

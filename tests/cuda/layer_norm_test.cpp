@@ -13,7 +13,8 @@ using namespace tt::test;
 TEST_CASE("cuda layer_norm forward and backward", "[cuda]") {
   auto gpu = require_cuda();
   auto cpu = cpu_reference();
-  for (auto [N, D] : {std::pair<int64_t, int>{1, 1}, {1, 33}, {7, 512}, {300, 1027}}) {
+  // The last sizes span several row chunks of the parameter-gradient reduction.
+  for (auto [N, D] : {std::pair<int64_t, int>{1, 1}, {1, 33}, {7, 512}, {300, 1027}, {5000, 512}}) {
     INFO("N " << N << " D " << D);
     const float eps = 1e-5f;
     std::vector<float> x = random_floats(N * D, 1, -3.0f, 5.0f), gamma = random_floats(D, 2, 0.5f, 1.5f),

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "backend/backend.h"
 #include "decode/search.h"
 #include "util/error.h"
 
@@ -42,11 +43,11 @@ class ToyScorer final : public decode::StepScorer {
     rows_.clear();
     for (const auto& s : sources) rows_.push_back({s[0] == 5, {}});
   }
-  void step(std::vector<float>& lp, std::vector<float>* attention, const std::vector<int32_t>& tokens) override {
+  tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) override {
     REQUIRE(tokens.size() == rows_.size());
     ++steps;
     rows_per_step.push_back(static_cast<int>(tokens.size()));
-    lp.assign(tokens.size() * 6, -30.0f);
+    std::vector<float> lp(tokens.size() * 6, -30.0f);
     for (size_t r = 0; r < tokens.size(); ++r) {
       Row& row = rows_[r];
       if (tokens[r] != 2) row.history.push_back(swap(row, tokens[r]));
@@ -62,6 +63,7 @@ class ToyScorer final : public decode::StepScorer {
       }
     }
     if (attention) attention->assign(tokens.size() * 2, 0.5f);
+    return tensor::Tensor::from_host(*backend_, tensor::Shape{static_cast<int64_t>(tokens.size()), 6}, lp);
   }
   void reorder(const std::vector<int32_t>& index) override {
     std::vector<Row> next;
@@ -76,6 +78,7 @@ class ToyScorer final : public decode::StepScorer {
   };
   static int32_t swap(const Row& r, int32_t t) { return r.swapped && (t == 4 || t == 5) ? 9 - t : t; }
   std::vector<Row> rows_;
+  std::unique_ptr<backend::Backend> backend_ = backend::make_backend("cpu", 1);
 };
 
 SearchOptions toy_options(int beam, int nbest = 1) {

@@ -84,7 +84,7 @@ TEST_CASE("reorder: hypotheses continue from the rows they were copied from", "[
   auto c = decode_config(nn::NormPlacement::post, nn::PositionKind::sinusoidal);
   nn::Transformer model(c, *be);
   model.init_parameters(6);
-  const int B = 2, S = 5, T = 6, V = c.vocab_size_tgt;
+  const int B = 2, S = 5, T = 7, V = c.vocab_size_tgt;
   nn::Batch batch = make_batch(B, S, T, {5, 3}, 9);
   // After 3 steps, rows become {1, 0, 1, 1}: the expected logits are those of the full pass on sentences
   // {1, 0, 1, 1}, provided the later tokens are fed accordingly.
@@ -103,15 +103,22 @@ TEST_CASE("reorder: hypotheses continue from the rows they were copied from", "[
   const auto full = model.forward_logits(expanded, arena).to_host_f32();
   auto encoded = model.encode(batch.src, batch.src_lengths, B, S, arena);
   auto state = model.start_decoding(encoded, 4, T, cache_arena);
+  // A second reorder at t = 5 keeps rows {3, 1} (row 3 came from row 1 before): ancestries two deep.
+  std::vector<int32_t> row_of{0, 1, 2, 3};  // current row -> row of `expanded`
   for (int t = 0; t < T; ++t) {
     tensor::ArenaScope scope(step_arena);
     if (t == 3) model.reorder(state, index);
+    if (t == 5) {
+      model.reorder(state, {3, 1});
+      row_of = {3, 1};
+    }
     std::vector<int32_t> tokens;
     for (int r = 0; r < state.rows(); ++r)
-      tokens.push_back(t < 3 ? batch.tgt_in[size_t(r) * T + t] : expanded.tgt_in[size_t(r) * T + t]);
+      tokens.push_back(t < 3 ? batch.tgt_in[size_t(r) * T + t] : expanded.tgt_in[size_t(row_of[r]) * T + t]);
     auto step = model.decode_step(state, tokens, step_arena, /*log_probs=*/false).to_host_f32();
     if (t >= 3)
-      for (int r = 0; r < 4; ++r) check_close(step, size_t(r) * V, full, (size_t(r) * T + t) * V, V);
+      for (int r = 0; r < state.rows(); ++r)
+        check_close(step, size_t(r) * V, full, (size_t(row_of[r]) * T + t) * V, V);
   }
 }
 

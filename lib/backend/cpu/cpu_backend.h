@@ -123,6 +123,15 @@ class CpuBackend final : public Backend {
   void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override {
     kernels_->gather_rows(ctx_, dst, src, index, N, D);
   }
+  void attention_decode(float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq, const float* k,
+                        const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts, int rows,
+                        int max_keys, int H, int Dh, float scale) override {
+    kernels_->attention_decode(ctx_, ctx, ldc, probs, q, ldq, k, v, ld, key_rows, key_counts, rows, max_keys, H, Dh,
+                               scale);
+  }
+  void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) override {
+    kernels_->topk(ctx_, values, indices, x, rows, V, k);
+  }
 
  private:
   // Scratch of at least n floats, grown (never shrunk) on demand; kernels use it for partial sums.

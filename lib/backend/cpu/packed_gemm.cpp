@@ -3,12 +3,24 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <string>
 
 #include "util/error.h"
 
 namespace tt::backend::cpu {
+
+using dnnl::memory;
+using dt = memory::data_type;
+
+int PackedGemm::int8_weight_levels() {
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto avx512_vnni = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_vnni);
+  const auto avx2_vnni = static_cast<unsigned>(dnnl_cpu_isa_avx2_vnni);
+  return (isa & avx512_vnni) == avx512_vnni || (isa & avx2_vnni) == avx2_vnni ? 127 : 63;
+}
 
 std::vector<float> PackedGemm::fingerprint(const float* B, int N, int K, int64_t ldb) {
   constexpr int kSamples = 64;
@@ -21,17 +33,27 @@ std::vector<float> PackedGemm::fingerprint(const float* B, int N, int K, int64_t
   return s;
 }
 
-PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda) {
-  const KernelKey key{K, width, lda};
-  auto it = kernels_.find(key);
-  if (it != kernels_.end()) return it->second.get();
-  using dnnl::memory;
-  using dt = memory::data_type;
+std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, bool int8) const {
+  std::vector<Tile> tiles;
+  const int main_rows = int8 ? kInt8TileRows : fp32_tile_rows_;
+  int64_t r0 = 0;
+  for (; r0 + main_rows <= M; r0 += main_rows) tiles.push_back({r0, main_rows, main_rows});
+  const int tail_rows = int8 ? kInt8TailRows : fp32_tile_rows_;
+  for (; r0 < M; r0 += tail_rows) tiles.push_back({r0, tail_rows, static_cast<int>(std::min<int64_t>(tail_rows, M - r0))});
+  return tiles;
+}
+
+PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, bool int8, int height) {
+  const KernelKey key{K, width, lda, int8, height};
+  auto it = kernels_by_shape_.find(key);
+  if (it != kernels_by_shape_.end()) return it->second.get();
   auto k = std::make_unique<Kernel>();
-  k->a_md = memory::desc({kTileRows, K}, dt::f32, memory::dims{lda, 1});
+  // int8: A is quantized into a dense buffer (row stride K); the accumulators come out as s32.
+  k->a_md = int8 ? memory::desc({height, K}, dt::s8, memory::dims{K, 1})
+                 : memory::desc({height, K}, dt::f32, memory::dims{lda, 1});
   // A dense output tile: oneDNN's brgemm kernels take no other (a strided one falls back to its gemm).
-  k->c_md = memory::desc({kTileRows, width}, dt::f32, memory::dims{width, 1});
-  const memory::desc b_md({K, width}, dt::f32, memory::format_tag::any);
+  k->c_md = memory::desc({height, width}, int8 ? dt::s32 : dt::f32, memory::dims{width, 1});
+  const memory::desc b_md({K, width}, int8 ? dt::s8 : dt::f32, memory::format_tag::any);
   try {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-thread scratchpads: tiles run concurrently
@@ -39,70 +61,99 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda) {
     k->prim = dnnl::matmul(pd);
     k->scratch_bytes = pd.scratchpad_desc().get_size();
     k->b_md = pd.weights_desc();
+    if (!int8 && fp32_tile_rows_ == 0)
+      fp32_tile_rows_ = std::string(pd.impl_info_str()).rfind("brg", 0) == 0 ? kBrgemmTileRows : kGemmTileRows;
   } catch (const dnnl::error&) {
     k.reset();
   }
-  return (kernels_[key] = std::move(k)).get();
+  return (kernels_by_shape_[key] = std::move(k)).get();
 }
 
-PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda) {
+// Block [c0, c0 + width) of B [N, K] (its rows), as the [K, width] operand in the kernel's layout.
+memory PackedGemm::pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, bool int8,
+                              std::vector<float>& scales) {
+  dnnl::stream stream(engine_);
+  memory packed(k.b_md, engine_);
+  if (!int8) {
+    memory user(memory::desc({K, width}, dt::f32, memory::dims{1, ldb}), engine_, const_cast<float*>(B));
+    dnnl::reorder(user, packed).execute(stream, user, packed);
+  } else {
+    std::vector<int8_t> q(static_cast<size_t>(width) * K);
+    scales.resize(static_cast<size_t>(width));
+    kernels_.quantize_rows_s8(ctx_, q.data(), scales.data(), B, width, K, ldb, int8_weight_levels());
+    memory user(memory::desc({K, width}, dt::s8, memory::dims{1, K}), engine_, q.data());
+    dnnl::reorder(user, packed).execute(stream, user, packed);
+    stream.wait();  // q is freed on return
+  }
+  stream.wait();
+  return packed;
+}
+
+PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda, bool int8) {
   // The packed layout is the one the kernel wants, which may depend on the strides.
-  const WeightsKey key{static_cast<int64_t>(reinterpret_cast<uintptr_t>(B)), N, K, ldb, lda};
+  const WeightsKey key{static_cast<int64_t>(reinterpret_cast<uintptr_t>(B)), N, K, ldb, lda, int8};
   std::vector<float> sample = fingerprint(B, N, K, ldb);
   auto it = weights_.find(key);
   if (it != weights_.end() && std::memcmp(it->second.sample.data(), sample.data(), sample.size() * sizeof(float)) == 0)
     return &it->second;
   Weights w;
   w.sample = std::move(sample);
-  using dnnl::memory;
-  dnnl::stream stream(engine_);
   for (int c0 = 0; c0 < N; c0 += kBlockCols) {
     const int width = std::min(kBlockCols, N - c0);
-    Kernel* k = kernel(K, width, lda);
+    Kernel* k = kernel(K, width, lda, int8, kInt8TileRows);  // the weights layout (same for every height)
     if (!k) return nullptr;
-    // B block: rows c0 .. c0 + width of B [N, K], seen as the [K, width] operand (strides 1, ldb).
-    memory user(memory::desc({K, width}, memory::data_type::f32, memory::dims{1, ldb}), engine_,
-                const_cast<float*>(B + c0 * ldb));
-    memory packed(k->b_md, engine_);
-    dnnl::reorder(user, packed).execute(stream, user, packed);
-    w.blocks.push_back(Block{c0, width, std::move(packed)});
+    Block b{c0, width, {}, {}};
+    b.weights = pack_block(*k, B + c0 * ldb, K, width, ldb, int8, b.scales);
+    w.blocks.push_back(std::move(b));
   }
-  stream.wait();
   if (weights_.size() >= 1024) weights_.clear();  // bound the cache (a model has a few hundred matrices)
   return &(weights_[key] = std::move(w));
 }
 
-bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-                     int64_t ldc) {
-  Weights* w = weights(B, N, K, ldb, lda);
-  if (!w) return false;
-  std::vector<Kernel*> kernels;
-  for (const Block& b : w->blocks) {
-    kernels.push_back(kernel(K, b.width, lda));
-    if (!kernels.back()) return false;
-    if (kernels.back()->b_md != b.weights.get_desc()) return false;
-  }
-  const int full = M / kTileRows, tail = M % kTileRows;
-  const int tiles = full + (tail ? 1 : 0);
-  if (tail) {  // the last tile, padded with zero rows, at the same stride
-    tail_a_.assign(static_cast<size_t>(kTileRows) * lda, 0.0f);
-    for (int i = 0; i < tail; ++i)
-      std::memcpy(tail_a_.data() + i * lda, A + (int64_t{full} * kTileRows + i) * lda, sizeof(float) * K);
-  }
-  const int items = tiles * static_cast<int>(w->blocks.size());
-  const int nt = std::max(1, std::min(threads_, items));
+void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
   if (static_cast<int>(streams_.size()) < nt) {
     streams_.clear();
     for (int t = 0; t < nt; ++t) streams_.emplace_back(engine_);
     scratch_.resize(static_cast<size_t>(nt));
     tiles_.resize(static_cast<size_t>(nt));
   }
-  size_t scratch_bytes = 0;
-  for (Kernel* k : kernels) scratch_bytes = std::max(scratch_bytes, k->scratch_bytes);
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
-    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kTileRows) * kBlockCols);
+    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kGemmTileRows) * kBlockCols);  // f32, s32: 4 bytes
   }
+}
+
+bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                     int64_t ldc, bool int8) {
+  Weights* w = weights(B, N, K, ldb, lda, int8);
+  if (!w) return false;
+  const std::vector<Tile> tiles = tiling(M, int8);
+  const int heights[2] = {tiles.front().height, tiles.back().height};
+  std::vector<Kernel*> kernels;  // [block][0: main height, 1: tail height]
+  for (const Block& b : w->blocks)
+    for (int height : heights) {
+      kernels.push_back(kernel(K, b.width, lda, int8, height));
+      if (!kernels.back()) return false;
+      if (kernels.back()->b_md != b.weights.get_desc()) return false;  // the packed layout must fit
+    }
+  const int64_t padded_rows = tiles.back().r0 + tiles.back().height;
+  const Tile& last = tiles.back();
+  if (int8) {  // every row quantized once; the padding rows of the last tile are zero
+    quantized_a_.resize(static_cast<size_t>(padded_rows) * K);
+    a_scales_.assign(static_cast<size_t>(padded_rows), 0.0f);
+    std::fill(quantized_a_.begin() + static_cast<ptrdiff_t>(M) * K, quantized_a_.end(), int8_t{0});
+    kernels_.quantize_rows_s8(ctx_, quantized_a_.data(), a_scales_.data(), A, M, K, lda, 127);
+  } else if (last.rows < last.height) {  // the last tile, padded with zero rows, at the same stride
+    tail_a_.assign(static_cast<size_t>(last.height) * lda, 0.0f);
+    for (int i = 0; i < last.rows; ++i)
+      std::memcpy(tail_a_.data() + i * lda, A + (last.r0 + i) * lda, sizeof(float) * K);
+  }
+  const int n_tiles = static_cast<int>(tiles.size());
+  const int items = n_tiles * static_cast<int>(w->blocks.size());
+  const int nt = std::max(1, std::min(threads_, items));
+  size_t scratch_bytes = 0;
+  for (Kernel* k : kernels) scratch_bytes = std::max(scratch_bytes, k->scratch_bytes);
+  prepare_threads(nt, scratch_bytes);
 
   std::string failure;
   // Block-major: consecutive items share a weight block, and a static schedule gives each thread a run of
@@ -110,30 +161,48 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
 #pragma omp parallel num_threads(nt)
   {
     const int t = omp_get_thread_num();
-    using dnnl::memory;
     try {
+      // One set of memory objects per thread and kernel, re-pointed per tile (creating them per tile cost
+      // about as much as a small tile's product).
       memory scratch;
       if (scratch_bytes > 0)
-        scratch = memory(memory::desc({static_cast<int64_t>(scratch_bytes)}, memory::data_type::u8, memory::dims{1}),
-                         engine_, scratch_[static_cast<size_t>(t)].data());
+        scratch = memory(memory::desc({static_cast<int64_t>(scratch_bytes)}, dt::u8, memory::dims{1}), engine_,
+                         scratch_[static_cast<size_t>(t)].data());
+      float* c = tiles_[static_cast<size_t>(t)].data();
+      Kernel* bound = nullptr;  // what args are set up for: this kernel on block bound_block's weights
+      size_t bound_block = SIZE_MAX;
+      memory am, cm;
+      std::unordered_map<int, memory> args;
 #pragma omp for schedule(static)
       for (int item = 0; item < items; ++item) {
-        const size_t bi = static_cast<size_t>(item / tiles);
-        const int tile = item % tiles;
+        const size_t bi = static_cast<size_t>(item / n_tiles);
+        const Tile& tile = tiles[static_cast<size_t>(item % n_tiles)];
         const Block& b = w->blocks[bi];
-        Kernel* k = kernels[bi];
-        const bool padded = tail && tile == full;
-        const float* a = padded ? tail_a_.data() : A + int64_t{tile} * kTileRows * lda;
-        float* c = tiles_[static_cast<size_t>(t)].data();
-        memory am(k->a_md, engine_, const_cast<float*>(a)), cm(k->c_md, engine_, c);
-        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b.weights}, {DNNL_ARG_DST, cm}};
-        if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
+        Kernel* k = kernels[2 * bi + (tile.height == heights[0] ? 0 : 1)];
+        if (k != bound || bi != bound_block) {
+          am = memory(k->a_md, engine_, nullptr);
+          cm = memory(k->c_md, engine_, c);
+          args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b.weights}, {DNNL_ARG_DST, cm}};
+          if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
+          bound = k;
+          bound_block = bi;
+        }
+        const bool padded = tile.rows < tile.height;
+        const int64_t r0 = tile.r0;
+        void* a = int8 ? static_cast<void*>(quantized_a_.data() + r0 * K)
+                       : const_cast<float*>(padded ? tail_a_.data() : A + r0 * lda);
+        am.set_data_handle(a);
         k->prim.execute(streams_[static_cast<size_t>(t)], args);
         streams_[static_cast<size_t>(t)].wait();
-        const int rows = padded ? tail : kTileRows;
-        for (int i = 0; i < rows; ++i)
-          std::memcpy(C + (int64_t{tile} * kTileRows + i) * ldc + b.c0, c + static_cast<size_t>(i) * b.width,
-                      sizeof(float) * static_cast<size_t>(b.width));
+        const int rows = tile.rows;
+        if (int8) {
+          kernels_.dequantize_s32(ctx_, C + r0 * ldc + b.c0, ldc, reinterpret_cast<const int32_t*>(c), rows, b.width,
+                                  a_scales_.data() + r0, b.scales.data());
+        } else {
+          for (int i = 0; i < rows; ++i)
+            std::memcpy(C + (r0 + i) * ldc + b.c0, c + static_cast<size_t>(i) * b.width,
+                        sizeof(float) * static_cast<size_t>(b.width));
+        }
       }
     } catch (const dnnl::error& e) {
 #pragma omp critical(tt_packed_gemm)

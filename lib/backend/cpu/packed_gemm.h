@@ -1,12 +1,23 @@
 // Row-invariant products against constant weights (decoding): C[M, N] = A[M, K] · B[N, K]^T with B packed
 // once into oneDNN's blocked layout, in column blocks of 256, and each block run by a oneDNN `matmul`
-// primitive on fixed 16-row tiles. The bits of a row depend only on that row, K and N (the tile and block
-// shapes are fixed; an input tail is padded to 16 rows), never on M or the thread count: tiles run
+// primitive on fixed-height tiles. The bits of a row depend only on that row, K and N (the tile and block
+// shapes are fixed; an input tail is padded to a whole tile), never on M or the thread count: tiles run
 // single-threaded inside one OpenMP loop, block-major so that a thread keeps its weight block in cache.
+// Tile height: 8 rows where oneDNN runs its brgemm kernels (AVX-512 and up), which compute each row alike;
+// 16 where it falls back to its jit gemm (AVX2), whose results for a row differ below 16 rows. (8 rather
+// than 16 runs a beam of 4 rows twice as fast; 4 lost ~5 % at 128 rows: bench/decode_gemm.cpp, Zen 4.)
 //
 // Why: dnnl_sgemm re-packs B on every call, which at decode sizes (M = 4..128 rows) can cost more than the
 // product itself (one AVX-512 core, busy machine: M = 16, K = N = 512 took 0.52 ms with sgemm, 0.06 ms
 // packed; at M = 128 the two were within noise). The packed copies double the weights' memory.
+//
+// int8 (tt-translate --compute-type int8): B is quantized per output column (row of B: scale = max|B_n| /
+// 127) once when packed, A per row on every call (kernels/quantize.cpp), the products are exact int32 sums
+// (oneDNN's VNNI / AMX int8 kernels where the CPU has them), and C = sum * scale_A[m] * scale_B[n]. A row
+// is quantized from its own values and integer sums do not depend on their order, so any tiling keeps
+// rows independent: 16-row tiles, then 4-row tiles for the rest (a beam of 4 costs 4 rows, not 16). Without VNNI
+// (AVX2, plain AVX-512) oneDNN multiplies u8 x s8 pairs into saturating int16 sums, so weights get 7 bits
+// there (|q| <= 63) and the sums stay exact.
 //
 // B is recognised by its address and shape, and re-packed when a sample of 64 of its values changes: the
 // weights of an inference model never change, and a training step changes every weight (a change to
@@ -16,50 +27,73 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
 #include <vector>
+
+#include "backend/cpu/kernels/kernel_table.h"
 
 namespace tt::backend::cpu {
 
 class PackedGemm {
  public:
-  static constexpr int kTileRows = 16, kBlockCols = 256;
+  static constexpr int kBlockCols = 256;
+  static constexpr int kBrgemmTileRows = 8, kGemmTileRows = 16;  // float32 (see above)
+  static constexpr int kInt8TileRows = 16, kInt8TailRows = 4;    // int8
 
-  PackedGemm(dnnl::engine& engine, int threads) : engine_(engine), threads_(threads) {}
+  PackedGemm(dnnl::engine& engine, int threads, const KernelTable& kernels, const KernelContext& ctx)
+      : engine_(engine), threads_(threads), kernels_(kernels), ctx_(ctx) {}
+
+  // The largest |quantized weight|: 127 where oneDNN runs VNNI (or AMX) int8 kernels, else 63.
+  static int int8_weight_levels();
 
   // Returns false (and computes nothing) where oneDNN offers no primitive for the shape.
-  bool run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc);
+  bool run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+           bool int8 = false);
 
  private:
   struct Block {
     int c0 = 0, width = 0;
-    dnnl::memory weights;  // packed [K, width]
+    dnnl::memory weights;       // packed [K, width]
+    std::vector<float> scales;  // int8: [width], the columns' scales
   };
   struct Weights {
     std::vector<float> sample;  // the fingerprint
     std::vector<Block> blocks;
   };
-  struct Kernel {  // one per (K, width)
+  struct Tile {
+    int64_t r0;
+    int height, rows;  // the kernel's rows; rows of A in it (fewer in a padded tail)
+  };
+  struct Kernel {  // one per (K, width, lda, type, height)
     dnnl::matmul prim;
     dnnl::memory::desc a_md, b_md, c_md;  // b_md: the packed weights' layout
     size_t scratch_bytes = 0;
   };
-  using WeightsKey = std::array<int64_t, 5>;  // address, N, K, ldb, lda
-  using KernelKey = std::array<int64_t, 3>;   // K, width, lda
+  using WeightsKey = std::array<int64_t, 6>;  // address, N, K, ldb, lda, int8
+  using KernelKey = std::array<int64_t, 5>;   // K, width, lda, int8, height
 
-  Kernel* kernel(int K, int width, int64_t lda);  // null where oneDNN has none
-  Weights* weights(const float* B, int N, int K, int64_t ldb, int64_t lda);
+  Kernel* kernel(int K, int width, int64_t lda, bool int8, int height);  // null where oneDNN has none
+  std::vector<Tile> tiling(int M, bool int8) const;
+  Weights* weights(const float* B, int N, int K, int64_t ldb, int64_t lda, bool int8);
   static std::vector<float> fingerprint(const float* B, int N, int K, int64_t ldb);
+  dnnl::memory pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, bool int8,
+                          std::vector<float>& scales);
+  void prepare_threads(int nt, size_t scratch_bytes);
 
   dnnl::engine& engine_;
   int threads_;
+  const KernelTable& kernels_;
+  const KernelContext& ctx_;
   std::map<WeightsKey, Weights> weights_;
-  std::map<KernelKey, std::unique_ptr<Kernel>> kernels_;  // a null entry: oneDNN refused the shape
-  std::vector<float> tail_a_;  // the last, partial tile of A padded to 16 rows (same stride)
+  std::map<KernelKey, std::unique_ptr<Kernel>> kernels_by_shape_;  // a null entry: oneDNN refused the shape
+  int fp32_tile_rows_ = 0;               // decided by the first float32 kernel oneDNN creates
+  std::vector<float> tail_a_;            // fp32: the last, partial tile of A padded to a tile (same stride)
+  std::vector<int8_t> quantized_a_;      // int8: A quantized, [padded rows, K] (padding rows zero)
+  std::vector<float> a_scales_;          // int8: [padded rows]
   std::vector<std::vector<char>> scratch_;  // per thread
-  std::vector<std::vector<float>> tiles_;   // per thread: the dense [16, width] output tile
+  std::vector<std::vector<float>> tiles_;   // per thread: the dense [height, width] output tile (f32 or s32)
   std::vector<dnnl::stream> streams_;       // per thread
 };
 

@@ -10,6 +10,7 @@
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_factory.h"
+#include "backend/cuda/gemm_bf16.h"
 #include "backend/cuda/kernel_utils.h"
 
 namespace tt::backend {

@@ -19,6 +19,8 @@ struct cublasContext;  // cublasHandle_t is cublasContext*
 
 namespace tt::backend {
 
+struct CudaBf16Gemm;  // cuBLASLt handle, plans, conversion buffers, held weights (gemm_bf16.h)
+
 struct CudaStreamDeleter {
   void operator()(CUstream_st* stream) const noexcept;
 };
@@ -46,6 +48,12 @@ class CudaBackend final : public Backend {
   void copy(void* dst, const void* src, size_t bytes) override;
   void fill(float* x, float value, int64_t n) override;
   void synchronize() override;
+
+  // gemm_bf16.cu: bf16 operands through cuBLASLt (tensor cores, fp32 accumulation); needs sm_80 or later.
+  bool set_matmul_precision(MatmulPrecision p) override;
+  MatmulPrecision matmul_precision() const override { return precision_; }
+  void hold_bf16_weights(const float* values, int64_t n) override;
+  void release_bf16_weights() override;
 
   // gemm.cu
   void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
@@ -102,7 +110,30 @@ class CudaBackend final : public Backend {
   // layout.cu
   void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override;
 
+  // attention_decode.cu
+  void attention_decode(float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq, const float* k,
+                        const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts, int rows,
+                        int max_keys, int H, int Dh, float scale) override;
+  // topk.cu (k <= 4096)
+  void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) override;
+
+  // Rows per partial sum of the column reductions (bias_backward, layer_norm_backward's dgamma and dbeta).
+  static constexpr int kColumnChunk = 256;
+
  private:
+  // Column sums in two passes (elementwise.cu): per-chunk partial sums into column_scratch (grid:
+  // cuda_kernels::column_grid), then add_chunk_sums adds them to `out` in chunk order.
+  static int64_t column_chunks(int64_t N) { return (N + kColumnChunk - 1) / kColumnChunk; }
+  float* column_scratch(size_t floats);  // grown, never shrunk
+  void add_chunk_sums(float* out, const float* partial, int64_t chunks, int D);
+
+  // bf16 products (gemm_bf16.cu), 2-D when batch1 == batch2 == 1. Returns false (nothing done) where
+  // cuBLASLt offers no algorithm for the shape: the caller runs it in fp32.
+  bool gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
+                 const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta, float* C,
+                 MatrixStrides c);
+  CudaBf16Gemm& bf16_state();  // created on first use
+
   static constexpr int kReduceBlocks = 1024;  // fixed grid of sum_squares: deterministic summation order
 
   int device_;
@@ -114,6 +145,9 @@ class CudaBackend final : public Backend {
   std::unique_ptr<cublasContext, CublasDeleter> cublas_;
   DeviceBuffer reduce_scratch_;  // per-block partial sums of sum_squares (doubles) + the final sum
   DeviceBuffer gemm_pointers_;  // pointer arrays of gemm_batched's general case (grows, never shrinks)
+  DeviceBuffer column_scratch_;  // partial sums of the column reductions
+  MatmulPrecision precision_ = MatmulPrecision::fp32;
+  std::unique_ptr<CudaBf16Gemm> bf16_;  // after the allocator: its buffers go back before the allocator goes
 };
 
 }  // namespace tt::backend

@@ -18,26 +18,40 @@ __global__ void add_bias_kernel(float* y, const float* x, const float* bias, int
   }
 }
 
-// Column sums with a fixed summation order (deterministic, no atomics): block (32, kRows) owns 32 adjacent
-// columns; thread (c, r) sums rows r, r + kRows, ... of its column (coalesced across the warp), then the
-// kRows partial sums are added in shared memory.
+// Column sums with a fixed summation order (deterministic, no atomics), in two passes so that a tall [N, D]
+// (N = a batch's tokens, D = 512) keeps the whole GPU busy: rows go in fixed chunks of kColumnChunk; block
+// (32, kRows) takes 32 adjacent columns of one chunk, thread (c, r) sums rows r, r + kRows, ... of the chunk
+// in its column (coalesced across the warp), the kRows partial sums are added in shared memory, and the
+// chunk's sums go to partial[chunk, :]. The second pass adds each column's chunk sums in chunk order.
 constexpr int kRows = 16;
 
-__global__ void column_sum_kernel(float* out, const float* in, int64_t N, int D) {
-  __shared__ float partial[kRows][kWarp + 1];
-  for (int64_t tile = blockIdx.x; tile * kWarp < D; tile += gridDim.x) {
-    int64_t col = tile * kWarp + threadIdx.x;
-    float sum = 0.0f;
-    if (col < D)
-      for (int64_t r = threadIdx.y; r < N; r += kRows) sum += in[r * D + col];
-    partial[threadIdx.y][threadIdx.x] = sum;
-    __syncthreads();
-    if (threadIdx.y == 0 && col < D) {
-      float total = 0.0f;
-      for (int r = 0; r < kRows; ++r) total += partial[r][threadIdx.x];
-      out[col] += total;
+__global__ void column_partial_kernel(float* partial, const float* in, int64_t N, int D, int64_t chunks) {
+  __shared__ float rows[kRows][kWarp + 1];
+  for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    const int64_t begin = chunk * CudaBackend::kColumnChunk;
+    const int64_t end = min(N, begin + CudaBackend::kColumnChunk);
+    for (int64_t tile = blockIdx.x; tile * kWarp < D; tile += gridDim.x) {
+      const int64_t col = tile * kWarp + threadIdx.x;
+      float sum = 0.0f;
+      if (col < D)
+        for (int64_t r = begin + threadIdx.y; r < end; r += kRows) sum += in[r * D + col];
+      rows[threadIdx.y][threadIdx.x] = sum;
+      __syncthreads();
+      if (threadIdx.y == 0 && col < D) {
+        float total = 0.0f;
+        for (int r = 0; r < kRows; ++r) total += rows[r][threadIdx.x];
+        partial[chunk * D + col] = total;
+      }
+      __syncthreads();  // `rows` is rewritten by the next tile
     }
-    __syncthreads();  // `partial` is rewritten by the next tile
+  }
+}
+
+__global__ void add_chunk_sums_kernel(float* out, const float* partial, int64_t chunks, int D) {
+  for (int64_t col = thread_index(); col < D; col += thread_stride()) {
+    float total = 0.0f;
+    for (int64_t c = 0; c < chunks; ++c) total += partial[c * D + col];
+    out[col] += total;
   }
 }
 
@@ -82,10 +96,24 @@ void CudaBackend::add_bias(float* y, const float* x, const float* bias, int64_t 
   TT_CUDA_CHECK_LAUNCH();
 }
 
+float* CudaBackend::column_scratch(size_t floats) {
+  if (column_scratch_.bytes() < floats * sizeof(float))  // stream order makes reuse of the old block safe
+    column_scratch_ = DeviceBuffer(*allocator_, floats * sizeof(float));
+  return static_cast<float*>(column_scratch_.data());
+}
+
+void CudaBackend::add_chunk_sums(float* out, const float* partial, int64_t chunks, int D) {
+  add_chunk_sums_kernel<<<grid_for(D, kBlock), kBlock, 0, stream_.get()>>>(out, partial, chunks, D);
+  TT_CUDA_CHECK_LAUNCH();
+}
+
 void CudaBackend::bias_backward(float* dbias, const float* dy, int64_t N, int D) {
   if (N <= 0 || D <= 0) return;
-  column_sum_kernel<<<grid_for(D, kWarp), dim3(kWarp, kRows), 0, stream_.get()>>>(dbias, dy, N, D);
+  const int64_t chunks = column_chunks(N);
+  float* partial = column_scratch(static_cast<size_t>(chunks) * D);
+  column_partial_kernel<<<column_grid(chunks, D), dim3(kWarp, kRows), 0, stream_.get()>>>(partial, dy, N, D, chunks);
   TT_CUDA_CHECK_LAUNCH();
+  add_chunk_sums(dbias, partial, chunks, D);
 }
 
 void CudaBackend::add(float* y, const float* a, const float* b, int64_t n) {

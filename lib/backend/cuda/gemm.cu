@@ -3,6 +3,7 @@
 // so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T: swap the operands (and M with N) and keep each
 // operand's transpose flag.
 //   A: [M, K] row-major (stored [K, M] when trans_a), B: [K, N] (stored [N, K] when trans_b), C: [M, N].
+// With set_matmul_precision(bf16) both entry points go to gemm_bf16.cu (cuBLASLt) first.
 #include <cublas_v2.h>
 
 #include <climits>
@@ -43,6 +44,9 @@ __global__ void gemm_pointers_kernel(const float** a_ptrs, const float** b_ptrs,
 void CudaBackend::gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
                        const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
+  if (precision_ == MatmulPrecision::bf16 &&
+      gemm_bf16(trans_a, trans_b, 1, 1, M, N, K, alpha, A, {0, 0, lda}, B, {0, 0, ldb}, beta, C, {0, 0, ldc}))
+    return;
   TT_CUBLAS_CHECK(cublasSgemm(cublas_.get(), op(trans_b), op(trans_a), N, M, K, &alpha, B, ld(ldb), A, ld(lda),
                               &beta, C, ld(ldc)));
 }
@@ -51,6 +55,9 @@ void CudaBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch
                                float alpha, const float* A, MatrixStrides a, const float* B, MatrixStrides b,
                                float beta, float* C, MatrixStrides c) {
   if (M <= 0 || N <= 0 || batch1 <= 0 || batch2 <= 0) return;
+  if (precision_ == MatmulPrecision::bf16 &&
+      gemm_bf16(trans_a, trans_b, batch1, batch2, M, N, K, alpha, A, a, B, b, beta, C, c))
+    return;
   cublasHandle_t handle = cublas_.get();
   // One strided call covers the whole grid when each operand's batch1 stride is batch2 of its batch2
   // strides (dense [batch1, batch2] layout, the usual case) — or when there is only one batch1 index.

@@ -20,6 +20,12 @@ inline unsigned grid_for(int64_t n, int64_t per_block) {
   return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxGrid));
 }
 
+// Blocks of a two-pass column reduction: 32-column tiles by row chunks (gridDim.y is at most 65535; the
+// kernels grid-stride over the rest).
+inline dim3 column_grid(int64_t chunks, int64_t columns) {
+  return dim3(grid_for(columns, kWarp), static_cast<unsigned>(std::clamp<int64_t>(chunks, 1, 65535)));
+}
+
 // Grid-stride loop bounds: for (int64_t i = thread_index(); i < n; i += thread_stride()).
 __device__ inline int64_t thread_index() { return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; }
 __device__ inline int64_t thread_stride() { return gridDim.x * static_cast<int64_t>(blockDim.x); }

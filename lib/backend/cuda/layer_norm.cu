@@ -1,7 +1,7 @@
 // Layer norm over the last dim.
 //   x, y, dy, dx: [N, D]   gamma, beta, dgamma, dbeta: [D]   mean, rstd: [N] (saved by forward)
 // Row kernels use one warp per row (lanes stride over D, reductions by shuffles); the parameter gradients
-// are column sums taken by a separate kernel in a fixed order (deterministic, no atomics).
+// are column sums taken in two passes in a fixed order (deterministic, no atomics).
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/kernel_utils.h"
@@ -40,34 +40,41 @@ __global__ void layer_norm_forward_kernel(float* y, float* mean, float* rstd, co
   }
 }
 
-// dgamma[j] += sum_i dy[i, j] * xhat[i, j];  dbeta[j] += sum_i dy[i, j]. Block (32, kColumnRows) per 32 columns.
-__global__ void layer_norm_params_backward_kernel(float* dgamma, float* dbeta, const float* dy, const float* x,
-                                                  const float* mean, const float* rstd, int64_t N, int D) {
-  __shared__ float partial_g[kColumnRows][kWarp + 1];
-  __shared__ float partial_b[kColumnRows][kWarp + 1];
-  for (int64_t tile = blockIdx.x; tile * kWarp < D; tile += gridDim.x) {
-    int64_t col = tile * kWarp + threadIdx.x;
-    float sg = 0.0f, sb = 0.0f;
-    if (col < D) {
-      for (int64_t r = threadIdx.y; r < N; r += kColumnRows) {
-        float g = dy[r * D + col];
-        sg += g * (x[r * D + col] - mean[r]) * rstd[r];
-        sb += g;
+// Per chunk of kColumnChunk rows: partial_g[chunk, j] = sum_i dy[i, j] * xhat[i, j], partial_b[chunk, j] =
+// sum_i dy[i, j] over the chunk's rows; block (32, kColumnRows) per 32 columns of one chunk. The chunks are
+// then added in order (CudaBackend::add_chunk_sums): a fixed summation order that keeps the GPU busy.
+__global__ void layer_norm_params_partial_kernel(float* partial_g, float* partial_b, const float* dy, const float* x,
+                                                 const float* mean, const float* rstd, int64_t N, int D,
+                                                 int64_t chunks) {
+  __shared__ float rows_g[kColumnRows][kWarp + 1];
+  __shared__ float rows_b[kColumnRows][kWarp + 1];
+  for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    const int64_t begin = chunk * CudaBackend::kColumnChunk;
+    const int64_t end = min(N, begin + CudaBackend::kColumnChunk);
+    for (int64_t tile = blockIdx.x; tile * kWarp < D; tile += gridDim.x) {
+      const int64_t col = tile * kWarp + threadIdx.x;
+      float sg = 0.0f, sb = 0.0f;
+      if (col < D) {
+        for (int64_t r = begin + threadIdx.y; r < end; r += kColumnRows) {
+          const float g = dy[r * D + col];
+          sg += g * (x[r * D + col] - mean[r]) * rstd[r];
+          sb += g;
+        }
       }
-    }
-    partial_g[threadIdx.y][threadIdx.x] = sg;
-    partial_b[threadIdx.y][threadIdx.x] = sb;
-    __syncthreads();
-    if (threadIdx.y == 0 && col < D) {
-      float tg = 0.0f, tb = 0.0f;
-      for (int r = 0; r < kColumnRows; ++r) {
-        tg += partial_g[r][threadIdx.x];
-        tb += partial_b[r][threadIdx.x];
+      rows_g[threadIdx.y][threadIdx.x] = sg;
+      rows_b[threadIdx.y][threadIdx.x] = sb;
+      __syncthreads();
+      if (threadIdx.y == 0 && col < D) {
+        float tg = 0.0f, tb = 0.0f;
+        for (int r = 0; r < kColumnRows; ++r) {
+          tg += rows_g[r][threadIdx.x];
+          tb += rows_b[r][threadIdx.x];
+        }
+        partial_g[chunk * D + col] = tg;
+        partial_b[chunk * D + col] = tb;
       }
-      dgamma[col] += tg;
-      dbeta[col] += tb;
+      __syncthreads();
     }
-    __syncthreads();
   }
 }
 
@@ -111,9 +118,14 @@ void CudaBackend::layer_norm_backward(float* dx, float* dgamma, float* dbeta, co
                                       const float* mean, const float* rstd, const float* gamma, int64_t N, int D) {
   if (N <= 0 || D <= 0) return;
   // Parameter sums first: they read dy, which the input gradient may overwrite (dx may alias dy).
-  layer_norm_params_backward_kernel<<<grid_for(D, kWarp), dim3(kWarp, kColumnRows), 0, stream_.get()>>>(
-      dgamma, dbeta, dy, x, mean, rstd, N, D);
+  const int64_t chunks = column_chunks(N);
+  float* partial_g = column_scratch(2 * static_cast<size_t>(chunks) * D);
+  float* partial_b = partial_g + chunks * D;
+  layer_norm_params_partial_kernel<<<column_grid(chunks, D), dim3(kWarp, kColumnRows), 0, stream_.get()>>>(
+      partial_g, partial_b, dy, x, mean, rstd, N, D, chunks);
   TT_CUDA_CHECK_LAUNCH();
+  add_chunk_sums(dgamma, partial_g, chunks, D);
+  add_chunk_sums(dbeta, partial_b, chunks, D);
   layer_norm_input_backward_kernel<<<grid_for(N, kRowsPerBlock), kBlock, 0, stream_.get()>>>(dx, dy, x, mean, rstd,
                                                                                             gamma, N, D);
   TT_CUDA_CHECK_LAUNCH();

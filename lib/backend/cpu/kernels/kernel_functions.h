@@ -61,5 +61,13 @@ void log_softmax(const KernelContext& ctx, float* x, int64_t N, int V);
 void adam_step(const KernelContext& ctx, float* param, float* m, float* v, const float* grad, int64_t n, float lr,
                float beta1, float beta2, float eps, float weight_decay, int64_t step);
 void gather_rows(const KernelContext& ctx, float* dst, const float* src, const int32_t* index, int64_t N, int64_t D);
+void attention_decode(const KernelContext& ctx, float* out, int64_t ldc, float* probs, const float* q, int64_t ldq,
+                      const float* k, const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts,
+                      int rows, int max_keys, int H, int Dh, float scale);
+void topk(const KernelContext& ctx, float* values, int32_t* indices, const float* x, int64_t rows, int V, int k);
+void quantize_rows_s8(const KernelContext& ctx, int8_t* q, float* scales, const float* x, int64_t rows, int K,
+                      int64_t ldx, int levels);
+void dequantize_s32(const KernelContext& ctx, float* C, int64_t ldc, const int32_t* acc, int rows, int width,
+                    const float* row_scales, const float* col_scales);
 
 }  // namespace tt::backend::cpu::TT_CPU_ISA

@@ -29,6 +29,10 @@ const KernelTable kernel_table{
     .adam_step = adam_step,
     .convert_to_bf16 = convert_to_bf16,
     .gather_rows = gather_rows,
+    .attention_decode = attention_decode,
+    .topk = topk,
+    .quantize_rows_s8 = quantize_rows_s8,
+    .dequantize_s32 = dequantize_s32,
 };
 
 }  // namespace tt::backend::cpu::TT_CPU_ISA

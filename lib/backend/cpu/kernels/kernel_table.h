@@ -64,6 +64,15 @@ struct KernelTable {
   void (*convert_to_bf16)(const KernelContext&, uint16_t* y, const float* x, int batch1, int batch2, int64_t rows,
                           int64_t cols, MatrixStrides s);
   void (*gather_rows)(const KernelContext&, float* dst, const float* src, const int32_t* index, int64_t N, int64_t D);
+  void (*attention_decode)(const KernelContext&, float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq,
+                           const float* k, const float* v, int64_t ld, const int32_t* key_rows,
+                           const int32_t* key_counts, int rows, int max_keys, int H, int Dh, float scale);
+  void (*topk)(const KernelContext&, float* values, int32_t* indices, const float* x, int64_t rows, int V, int k);
+  // Not in backend.h: the int8 products' quantization (kernels/quantize.cpp, packed_gemm.cpp).
+  void (*quantize_rows_s8)(const KernelContext&, int8_t* q, float* scales, const float* x, int64_t rows, int K,
+                           int64_t ldx, int levels);
+  void (*dequantize_s32)(const KernelContext&, float* C, int64_t ldc, const int32_t* acc, int rows, int width,
+                         const float* row_scales, const float* col_scales);
 };
 
 namespace baseline { extern const KernelTable kernel_table; }

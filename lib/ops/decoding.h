@@ -1,0 +1,19 @@
+// Front ends of the decoding kernels (backend.h, "decoding"): attention of one query per row over
+// row-addressed cached keys, and per-row top-k.
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace tt::ops {
+
+// ctx [rows, D] = per-head attention of q [rows, D] over rows of k and v (any [N, D] tensors): key j of row
+// r is row key_rows[r, j] for j < key_counts[r]. key_rows [rows, max_keys] i32, key_counts [rows] i32.
+// probs: undefined, or [rows, H, 1, max_keys] receiving the weights (0 past a row's count).
+void attention_decode(const tensor::Tensor& ctx, const tensor::Tensor& probs, const tensor::Tensor& q,
+                      const tensor::Tensor& k, const tensor::Tensor& v, const tensor::Tensor& key_rows,
+                      const tensor::Tensor& key_counts, int H);
+
+// values [rows, k] f32 and indices [rows, k] i32: the k largest of each row of x [rows, V], best first.
+void topk(const tensor::Tensor& values, const tensor::Tensor& indices, const tensor::Tensor& x);
+
+}  // namespace tt::ops

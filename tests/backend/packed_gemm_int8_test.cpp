@@ -1,0 +1,98 @@
+// int8 products against packed weights (backend/cpu/packed_gemm.h, --compute-type int8): the result must
+// be exactly the worked formula — per-row / per-column symmetric quantization, exact integer sums,
+// C = sum * scale_A * scale_B — on every shape edge (tail tile, tail block, zero rows), and a row's bits
+// must not depend on the other rows or the thread count.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+#include "backend/backend.h"
+#include "backend/cpu/packed_gemm.h"
+#include "backend/kernel_fixture.h"
+
+using namespace tt;
+using tt::test::random_floats;
+using tt::test::upload;
+
+namespace {
+
+// Row r of x [rows, K]: q = round(x * L / max|x_r|) (ties to even), scale = max|x_r| / L.
+void quantize(std::vector<int32_t>& q, std::vector<float>& scales, const std::vector<float>& x, int rows, int K,
+              int levels) {
+  const float top = static_cast<float>(levels);
+  q.assign(x.size(), 0);
+  scales.assign(static_cast<size_t>(rows), 0.0f);
+  for (int r = 0; r < rows; ++r) {
+    float absmax = 0.0f;
+    for (int k = 0; k < K; ++k) absmax = std::max(absmax, std::fabs(x[size_t(r) * K + k]));
+    const float inv = absmax > 0.0f ? top / absmax : 0.0f;
+    scales[size_t(r)] = absmax / top;
+    for (int k = 0; k < K; ++k)
+      q[size_t(r) * K + k] = static_cast<int32_t>(std::max(-top, std::min(top, std::nearbyint(x[size_t(r) * K + k] * inv))));
+  }
+}
+
+std::vector<float> expected_int8(const std::vector<float>& x, const std::vector<float>& w, int M, int N, int K) {
+  std::vector<int32_t> qx, qw;
+  std::vector<float> sx, sw;
+  quantize(qx, sx, x, M, K, 127);
+  // Weights get 7 bits where oneDNN's int8 kernels sum pairs in saturating int16 (no VNNI).
+  quantize(qw, sw, w, N, K, backend::cpu::PackedGemm::int8_weight_levels());
+  std::vector<float> y(size_t(M) * N);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      int64_t acc = 0;
+      for (int k = 0; k < K; ++k) acc += int64_t{qx[size_t(m) * K + k]} * qw[size_t(n) * K + k];
+      y[size_t(m) * N + n] = static_cast<float>(acc) * sx[size_t(m)] * sw[size_t(n)];
+    }
+  return y;
+}
+
+std::vector<float> int8_product(int threads, const std::vector<float>& x, const std::vector<float>& w, int M, int N,
+                                int K) {
+  auto be = backend::make_backend("cpu", threads);
+  REQUIRE(be->set_row_invariant(true));
+  REQUIRE(be->set_matmul_precision(backend::MatmulPrecision::int8));
+  auto a = upload(*be, x), b = upload(*be, w);
+  auto c = upload(*be, std::vector<float>(size_t(M) * N, 7.0f));
+  be->gemm(false, true, M, N, K, 1.0f, a.f32(), K, b.f32(), K, 0.0f, c.f32(), N);
+  return c.to_host_f32();
+}
+
+}  // namespace
+
+TEST_CASE("int8 row-invariant gemm equals the worked quantized product exactly", "[backend][gemm][int8]") {
+  const int M = 37, N = 300, K = 96;  // a 5-row tail tile and a 44-column tail block
+  auto x = random_floats(size_t(M) * K, 41, -3, 3), w = random_floats(size_t(N) * K, 42, -0.5, 0.5);
+  for (int k = 0; k < K; ++k) x[size_t(4) * K + k] = 0.0f;  // an all-zero row: scale 0, output 0
+  const auto expected = expected_int8(x, w, M, N, K);
+  const auto got = int8_product(2, x, w, M, N, K);
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(got[i] == expected[i]);
+  }
+  // And close to the fp32 product (the quantization error of this input is about 1 %).
+  double err = 0, norm = 0;
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double e = 0;
+      for (int k = 0; k < K; ++k) e += double(x[size_t(m) * K + k]) * w[size_t(n) * K + k];
+      err += (got[size_t(m) * N + n] - e) * (got[size_t(m) * N + n] - e);
+      norm += e * e;
+    }
+  CHECK(std::sqrt(err / norm) < 0.02);
+}
+
+TEST_CASE("int8 row-invariant gemm: a row's bits do not depend on M or the thread count", "[backend][gemm][int8]") {
+  const int M = 50, N = 512, K = 64;
+  auto x = random_floats(size_t(M) * K, 43), w = random_floats(size_t(N) * K, 44);
+  const auto all = int8_product(2, x, w, M, N, K);
+  REQUIRE(int8_product(1, x, w, M, N, K) == all);
+  for (int m : {0, 17, 49}) {
+    std::vector<float> row(x.begin() + m * K, x.begin() + (m + 1) * K);
+    const auto alone = int8_product(2, row, w, 1, N, K);
+    REQUIRE(std::equal(alone.begin(), alone.end(), all.begin() + m * N));
+  }
+}
