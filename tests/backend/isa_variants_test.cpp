@@ -12,7 +12,7 @@ using tt::test::random_floats;
 using tt::test::require_close;
 using tt::test::upload;
 
-TEST_CASE("auto picks the best supported kernels; unknown or unsupported ones are refused", "[backend][isa]") {
+TEST_CASE("auto picks the best supported kernels, unknown or unsupported ones are refused", "[backend][isa]") {
   const auto isas = backend::cpu::supported_isas();
   REQUIRE(isas.front() == "baseline");
   CHECK(std::string(backend::cpu::CpuBackend(1).isa()) == isas.back());

@@ -187,7 +187,7 @@ TEST_CASE("config_from_json overrides only the given keys and rejects unknown ke
   CHECK_THROWS_AS(tt::nn::config_from_json(nlohmann::json::array()), tt::ConfigError);
 }
 
-TEST_CASE("sizes are bounded, so counts cannot overflow; the biggest valid config counts exactly", "[config]") {
+TEST_CASE("sizes are bounded, so counts cannot overflow, and the biggest valid config counts exactly", "[config]") {
   ModelConfig ok = with_vocab(tt::nn::preset("base"), 8000);
   ModelConfig c = ok;
   c.d_model = 1'000'000'000;  // used to print a negative parameter count
