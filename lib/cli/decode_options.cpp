@@ -22,6 +22,9 @@ void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& grou
       ->check(CLI::NonNegativeNumber)->group(group);
   app.add_option("--min-len", s.min_len, "Min target length (pieces, without </s>)")
       ->check(CLI::NonNegativeNumber)->group(group);
+  app.add_flag("--full-beam", s.full_beam,
+               "Keep the beam full when hypotheses finish (fairseq, CTranslate2) instead of shrinking it")
+      ->group(group);
 }
 
 void add_batching_options(CLI::App& app, DecodeOptions& o, const std::string& group) {

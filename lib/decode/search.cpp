@@ -69,8 +69,9 @@ void sort_finished(std::vector<Hypothesis>& finished) {
 // One step of one sentence: picks the k best continuations from its rows' best tokens; returns whether done.
 bool advance(Sentence& s, const RowBest& best_of, const std::vector<float>& attention, int S, const SearchOptions& o,
              const SpecialIds& ids) {
-  // The beam shrinks by one for every finished hypothesis (beam 1 is greedy).
-  const int k = o.beam - static_cast<int>(s.finished.size());
+  // Shrinking beam: one open hypothesis fewer for every finished one (beam 1 is greedy). Full beam: the
+  // 2 * beam best candidates; those of the first beam that end in </s> finish, the first beam others go on.
+  const int k = o.full_beam ? 2 * o.beam : o.beam - static_cast<int>(s.finished.size());
   const int length = static_cast<int>(s.open.front().tokens.size());
   const bool eos_allowed = length >= std::min(o.min_len, s.max_len), others_allowed = length < s.max_len;
   std::vector<Candidate> best;  // the k best so far, best first
@@ -98,7 +99,11 @@ bool advance(Sentence& s, const RowBest& best_of, const std::vector<float>& atte
     }
   }
   std::vector<Open> next;
-  for (const Candidate& c : best) {
+  for (size_t rank = 0; rank < best.size(); ++rank) {
+    const Candidate& c = best[rank];
+    if (o.full_beam && (c.token == ids.eos ? rank >= static_cast<size_t>(o.beam)
+                                           : next.size() == static_cast<size_t>(o.beam)))
+      continue;
     const Open& h = s.open[static_cast<size_t>(c.hyp)];
     std::vector<float> att;
     if (o.attention) {
@@ -119,6 +124,7 @@ bool advance(Sentence& s, const RowBest& best_of, const std::vector<float>& atte
   s.open = std::move(next);
   if (s.open.empty()) return true;
   if (static_cast<int>(s.finished.size()) < o.nbest) return false;
+  if (o.full_beam && static_cast<int>(s.finished.size()) >= o.beam) return true;
   sort_finished(s.finished);
   const float kept = s.finished[static_cast<size_t>(o.nbest - 1)].score;
   for (const Open& h : s.open)

@@ -31,6 +31,9 @@ struct SearchOptions {
   int max_len_b = 50;
   int min_len = 0;
   int nbest = 1;
+  // Keep the beam full (fairseq, CTranslate2): a finished hypothesis makes room for the next best open
+  // one, and a sentence also stops when the best candidate of a step finishes (with nbest finished).
+  bool full_beam = false;
   bool attention = false;  // keep each hypothesis's cross-attention (alignments)
 };
 

@@ -126,6 +126,26 @@ TEST_CASE("n-best lists come best first with their scores", "[decode][search]") 
   CHECK(r[0][2].tokens == std::vector<int32_t>{4});
 }
 
+TEST_CASE("a full beam keeps beam open hypotheses where a shrinking one drops finished ones", "[decode][search]") {
+  // Beam 3 on "A" (4): after bos the open hypotheses are A, B and unk; at step 2, "B </s>" and "A </s>"
+  // finish. Shrinking leaves one open hypothesis (A A); the full beam keeps three (A A, A B, A unk).
+  ToyScorer shrink_toy, full_toy;
+  auto shrink = decode::search(shrink_toy, {{4, 3}}, toy_options(3, 3));
+  SearchOptions full_options = toy_options(3, 3);
+  full_options.full_beam = true;
+  auto full = decode::search(full_toy, {{4, 3}}, full_options);
+  CHECK(shrink_toy.rows_per_step == std::vector<int>{1, 3, 1});
+  CHECK(full_toy.rows_per_step == std::vector<int>{1, 3, 3});
+  REQUIRE(full[0].size() == 3);
+  CHECK(full[0][0].tokens == std::vector<int32_t>{5});
+  CHECK(full[0][1].tokens == std::vector<int32_t>{4});
+  CHECK(full[0][2].tokens == std::vector<int32_t>{4, 4});  // A B ties with it and loses on the token id
+  // Greedy is greedy either way.
+  full_options.beam = 1;
+  full_options.nbest = 1;
+  CHECK(decode::search(full_toy, {{4, 3}}, full_options)[0][0].tokens == std::vector<int32_t>{4});
+}
+
 TEST_CASE("sentences in one batch are searched independently and finished ones leave it", "[decode][search]") {
   ToyScorer toy;
   auto together = decode::search(toy, {{4, 3}, {3}, {5, 3}, {}}, toy_options(2));
