@@ -130,6 +130,28 @@ class Backend {
   virtual void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk,
                                           float scale) = 0;
 
+  // ---- fused attention (training and teacher-forced passes) ------------------------------------------------
+  // Scaled dot-product attention over B sentences and H heads, on the projections as the Linear layers leave
+  // them: q and ctx have rows (b, t) for t < Tq, k and v rows (b, t) for t < Tk (row b * T + t, row strides
+  // ld*), each row H heads of Dh columns (head h at columns h * Dh ...). Per (b, h):
+  //   probs = softmax(mask(scale * q k^T)), masked as attention_softmax_forward (query_offset 0);
+  //   w = dropout(probs) with the mask dropout_forward(key) draws over the flat [B, H, Tq, Tk] probs (p > 0);
+  //   ctx = w v (assigned).
+  // probs [B, H, Tq, Tk] is kept for backward; dropped [B, H, Tq, Tk] is room for w that a backend may use
+  // (p > 0; may be null when p == 0). The default composes gemm_batched, attention_softmax_forward and
+  // dropout_forward; the CPU backend fuses them per head.
+  virtual void attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
+                                 const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths,
+                                 int B, int H, int Tq, int Tk, int Dh, float scale, bool causal, float p,
+                                 DropoutKey key);
+  // Its backward: dq, dk, dv assigned (laid out as q, k, v; they may share rows, never columns). probs and
+  // dropped as forward left them; dprobs [B, H, Tq, Tk] is room a backend may use.
+  virtual void attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
+                                  float* dprobs, const float* dctx, int64_t lddc, const float* probs,
+                                  const float* dropped, const float* q, int64_t ldq, const float* k, int64_t ldk,
+                                  const float* v, int64_t ldv, int B, int H, int Tq, int Tk, int Dh, float scale,
+                                  float p, DropoutKey key);
+
   // ---- embeddings ---------------------------------------------------------------------------------------
   // y[b, t, :] = scale * table[ids[b, t], :] + positions[position_offset + t, :] (positions may be null).
   // Ids outside [0, V) are a caller bug (validated in ops/).

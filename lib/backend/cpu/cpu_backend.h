@@ -104,6 +104,15 @@ class CpuBackend final : public Backend {
   void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk, float scale) override {
     kernels_->attention_softmax_backward(ctx_, grad, probs, B, H, Tq, Tk, scale);
   }
+  // Fused per head (kernels/fused_attention.cpp); row-invariant by construction. In bf16 precision the
+  // products keep to the default (bf16 batched matmuls) so that every product runs as the mode says.
+  void attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
+                         const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths, int B,
+                         int H, int Tq, int Tk, int Dh, float scale, bool causal, float p, DropoutKey key) override;
+  void attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv, float* dprobs,
+                          const float* dctx, int64_t lddc, const float* probs, const float* dropped, const float* q,
+                          int64_t ldq, const float* k, int64_t ldk, const float* v, int64_t ldv, int B, int H, int Tq,
+                          int Tk, int Dh, float scale, float p, DropoutKey key) override;
   void embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions, float scale, int B, int T, int D, int position_offset) override {
     kernels_->embedding_forward(ctx_, y, ids, table, positions, scale, B, T, D, position_offset);
   }

@@ -21,6 +21,8 @@ const KernelTable kernel_table{
     .layer_norm_backward = layer_norm_backward,
     .attention_softmax_forward = attention_softmax_forward,
     .attention_softmax_backward = attention_softmax_backward,
+    .attention_forward = attention_forward,
+    .attention_backward = attention_backward,
     .embedding_forward = embedding_forward,
     .embedding_backward = embedding_backward,
     .positions_backward = positions_backward,
