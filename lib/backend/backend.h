@@ -119,6 +119,20 @@ class Backend {
   virtual void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
                                    const float* mean, const float* rstd, const float* gamma, int64_t N, int D) = 0;
 
+  // ---- the end of a post-LN sub-layer, fused ---------------------------------------------------------------
+  // sum = residual + dropout(x + bias) (bias may be null: none), y = layer norm of sum as layer_norm_forward
+  // (mean, rstd saved). x, residual, sum, y [N, D]; sum may alias x, y aliases nothing. The default runs
+  // add_bias, dropout_add_forward and layer_norm_forward.
+  virtual void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, const float* x,
+                                           const float* bias, const float* residual, const float* gamma,
+                                           const float* beta, int64_t N, int D, float eps, float p, DropoutKey key);
+  // Its backward: dres = d(sum) (the residual path's gradient; may alias dy), dx = dropout mask * dres (the
+  // sub-layer output's gradient; aliases nothing), both assigned; dgamma, dbeta, dbias (may be null)
+  // accumulated. The default runs layer_norm_backward, dropout_backward and bias_backward.
+  virtual void residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias,
+                                            const float* dy, const float* sum, const float* mean, const float* rstd,
+                                            const float* gamma, int64_t N, int D, float p, DropoutKey key);
+
   // ---- attention softmax --------------------------------------------------------------------------------
   // In place over scores [B, H, Tq, Tk]: s = softmax(scale * s + mask) along Tk, where key k of batch b is
   // masked (-inf, weight exactly 0) when k >= key_lengths[b] (right padding), and, if causal, when

@@ -93,7 +93,7 @@ void MultiHeadAttention::bind(const ParameterSet& params) {
 
 void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tensor& memory,
                                  const Tensor& key_lengths, bool causal, const StepContext& ctx, Saved* saved,
-                                 const Tensor& capture) const {
+                                 const Tensor& capture, bool fused) const {
   TT_CHECK(x.shape().rank() == 3 && x.dim(2) == D_);
   const int B = static_cast<int>(x.dim(0)), Tq = static_cast<int>(x.dim(1)), Dh = D_ / H_;
   const bool self = kind_ == Kind::self;
@@ -130,17 +130,19 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
                  "attention capture " + capture.shape().str() + " for weights " + probs.shape().str());
     capture.copy_from(probs);
   }
-  out_.forward(out, heads_out);
+  if (fused) out_.forward_without_bias(out, heads_out);
+  else out_.forward(out, heads_out);
   if (saved) *saved = Saved{x, memory, qkv, kv, probs, dropped, heads_out, key_lengths, key, p, B, Tq, Tk, causal};
 }
 
 void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const Tensor& dout, const Saved& s,
-                                  tensor::Arena& scratch) const {
+                                  tensor::Arena& scratch, bool fused) const {
   const int Dh = D_ / H_;
   const ops::AttentionSizes z{s.B, H_, s.Tq, s.Tk, Dh};
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   Tensor dctx = scratch.allocate(Shape{s.B, s.Tq, D_});
-  out_.backward(dctx, dout, s.ctx);
+  if (fused) out_.backward_without_bias(dctx, dout, s.ctx);
+  else out_.backward(dctx, dout, s.ctx);
   Tensor dprobs = scratch.allocate(s.probs.shape());
   const ops::HeadRows dc{dctx, D_};
   if (kind_ == Kind::self) {
@@ -148,14 +150,14 @@ void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const
     auto part = [&](const Tensor& t, int i) { return rows(member(qkv_, t, i, s.B, s.Tq, Dh)); };
     ops::attention_backward(part(dqkv, 0), part(dqkv, 1), part(dqkv, 2), dprobs, dc, s.probs, s.dropped,
                             part(s.qkv, 0), part(s.qkv, 1), part(s.qkv, 2), z, scale, s.p, s.key);
-    qkv_.backward(dx, dqkv, s.x);
+    qkv_.backward(dx, dqkv, s.x, /*accumulate_dx=*/fused);
   } else {
     Tensor dq = scratch.allocate(s.qkv.shape());
     Tensor dkv = scratch.allocate(s.kv.shape());
     auto part = [&](const Tensor& t, int i) { return rows(member(kv_, t, i, s.B, s.Tk, Dh)); };
     ops::attention_backward(ops::HeadRows{dq, D_}, part(dkv, 0), part(dkv, 1), dprobs, dc, s.probs, s.dropped,
                             ops::HeadRows{s.qkv, D_}, part(s.kv, 0), part(s.kv, 1), z, scale, s.p, s.key);
-    q_.backward(dx, dq, s.x);
+    q_.backward(dx, dq, s.x, /*accumulate_dx=*/fused);
     kv_.backward(dmemory, dkv, s.memory, /*accumulate_dx=*/true);
   }
 }

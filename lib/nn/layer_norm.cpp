@@ -30,4 +30,21 @@ void LayerNorm::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, con
   ops::layer_norm_backward(dx, dgamma_, dbeta_, dy, saved.x, saved.mean, saved.rstd, gamma_);
 }
 
+void LayerNorm::forward_residual(const tensor::Tensor& y, const tensor::Tensor& sum, const tensor::Tensor& x,
+                                 const tensor::Tensor& bias, const tensor::Tensor& residual, float p,
+                                 backend::DropoutKey key, tensor::Arena& arena, Saved* saved) const {
+  const int64_t N = x.numel() / D_;
+  tensor::Tensor mean = arena.allocate(tensor::Shape{N});
+  tensor::Tensor rstd = arena.allocate(tensor::Shape{N});
+  ops::residual_layer_norm_forward(y, sum, mean, rstd, x, bias, residual, gamma_, beta_, eps_, p, key);
+  if (saved) *saved = Saved{sum, mean, rstd};
+}
+
+void LayerNorm::backward_residual(const tensor::Tensor& dres, const tensor::Tensor& dx, const tensor::Tensor& dbias,
+                                  const tensor::Tensor& dy, const Saved& saved, float p,
+                                  backend::DropoutKey key) const {
+  ops::residual_layer_norm_backward(dres, dx, dgamma_, dbeta_, dbias, dy, saved.x, saved.mean, saved.rstd, gamma_, p,
+                                    key);
+}
+
 }  // namespace tt::nn

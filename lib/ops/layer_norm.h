@@ -1,6 +1,7 @@
 // Layer normalisation over the last dim D of x [N, D].
 #pragma once
 
+#include "backend/backend.h"
 #include "tensor/tensor.h"
 
 namespace tt::ops {
@@ -12,5 +13,18 @@ void layer_norm_forward(const tensor::Tensor& y, const tensor::Tensor& mean, con
 void layer_norm_backward(const tensor::Tensor& dx, const tensor::Tensor& dgamma, const tensor::Tensor& dbeta,
                          const tensor::Tensor& dy, const tensor::Tensor& x, const tensor::Tensor& mean,
                          const tensor::Tensor& rstd, const tensor::Tensor& gamma);
+
+// The end of a post-LN sub-layer, fused: sum = residual + dropout(x + bias) (bias may be undefined),
+// y = LayerNorm(sum), mean and rstd saved; sum may alias x.
+void residual_layer_norm_forward(const tensor::Tensor& y, const tensor::Tensor& sum, const tensor::Tensor& mean,
+                                 const tensor::Tensor& rstd, const tensor::Tensor& x, const tensor::Tensor& bias,
+                                 const tensor::Tensor& residual, const tensor::Tensor& gamma, const tensor::Tensor& beta,
+                                 float eps, float p, backend::DropoutKey key);
+// Its backward: dres = d(sum) (may alias dy) and dx = dropout mask · dres assigned; dgamma, dbeta and dbias
+// (may be undefined) accumulated.
+void residual_layer_norm_backward(const tensor::Tensor& dres, const tensor::Tensor& dx, const tensor::Tensor& dgamma,
+                                  const tensor::Tensor& dbeta, const tensor::Tensor& dbias, const tensor::Tensor& dy,
+                                  const tensor::Tensor& sum, const tensor::Tensor& mean, const tensor::Tensor& rstd,
+                                  const tensor::Tensor& gamma, float p, backend::DropoutKey key);
 
 }  // namespace tt::ops

@@ -114,6 +114,39 @@ inline void layer_norm_backward(double* dx, double* dgamma, double* dbeta, const
   }
 }
 
+// residual_layer_norm_forward: sum = residual + dropout(x + bias) (bias may be null), y = layer norm of sum.
+inline void residual_layer_norm_forward(double* y, double* sum, double* mean, double* rstd, const float* x,
+                                        const float* bias, const float* residual, const float* gamma,
+                                        const float* beta, int64_t N, int D, double eps, double p, DropoutKey key) {
+  for (int64_t i = 0; i < N; ++i) {
+    double mu = 0.0, var = 0.0;
+    for (int j = 0; j < D; ++j) {
+      const int64_t e = i * D + j;
+      sum[e] = residual[e] + (double(x[e]) + (bias ? bias[j] : 0.0)) * dropout_factor(key, e, p);
+      mu += sum[e];
+    }
+    mu /= D;
+    for (int j = 0; j < D; ++j) var += (sum[i * D + j] - mu) * (sum[i * D + j] - mu);
+    const double rs = 1.0 / std::sqrt(var / D + eps);
+    for (int j = 0; j < D; ++j) y[i * D + j] = (sum[i * D + j] - mu) * rs * gamma[j] + beta[j];
+    mean[i] = mu;
+    rstd[i] = rs;
+  }
+}
+
+// Its backward from the forward's sum (as float, what the kernel saved): dres = layer norm backward of dy,
+// dx = dropout mask * dres; dgamma, dbeta, dbias are the sums over rows (the caller adds what it had).
+inline void residual_layer_norm_backward(double* dres, double* dx, double* dgamma, double* dbeta, double* dbias,
+                                         const float* dy, const float* sum, const float* gamma, int64_t N, int D,
+                                         double eps, double p, DropoutKey key) {
+  layer_norm_backward(dres, dgamma, dbeta, dy, sum, gamma, N, D, eps);
+  std::fill(dbias, dbias + D, 0.0);
+  for (int64_t e = 0; e < N * D; ++e) {
+    dx[e] = dres[e] * dropout_factor(key, e, p);
+    dbias[e % D] += dx[e];
+  }
+}
+
 // Number of unmasked keys of a row, as backend.h defines the masks.
 inline int attention_valid_keys(const int32_t* key_lengths, int b, int q, int Tk, bool causal, int query_offset) {
   int len = Tk;

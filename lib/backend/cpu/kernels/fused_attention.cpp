@@ -18,6 +18,7 @@
 #include "backend/cpu/fast_math.h"
 #include "backend/cpu/kernels/dropout_mask.h"
 #include "backend/cpu/kernels/kernel_functions.h"
+#include "backend/cpu/kernels/lanes.h"
 
 namespace tt::backend::cpu::TT_CPU_ISA {
 namespace {
@@ -28,7 +29,7 @@ constexpr int kRows = 8;  // 8 zmm accumulators: enough independent FMA chains t
 #else
 constexpr int kRows = 4;
 #endif
-constexpr int kCols = 16;
+constexpr int kCols = kLanes;
 
 inline float madd(float a, float b, float c) {
 #if defined(__FMA__)
@@ -39,58 +40,6 @@ inline float madd(float a, float b, float c) {
 }
 
 inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
-
-// Reductions over a padded row (n a multiple of kCols) in kCols lanes, lane l taking elements l, l + kCols,
-// ... in order, then the lanes folded in halves. Padding (-inf for the max, 0 for sums) leaves every lane
-// as it was, so the result does not depend on the padded length. GCC vector types keep the lanes in
-// registers on every variant (one zmm with AVX-512); its code for an `omp simd reduction` over rows this
-// short spilled them and reloaded them through store-forwarding stalls, costing more than the exps.
-typedef float Lanes __attribute__((vector_size(kCols * sizeof(float))));
-typedef int32_t LaneIndex __attribute__((vector_size(kCols * sizeof(int32_t))));
-static_assert(kCols == 16, "fold() is written for 16 lanes");
-
-// (Lanes go by reference: a 64-byte vector passed by value has an ISA-dependent ABI, which GCC warns of.)
-inline void load_lanes(Lanes& v, const float* x) { std::memcpy(&v, x, sizeof v); }
-template <bool kMax>
-inline void combine(Lanes& x, const Lanes& y) {
-  if constexpr (kMax) x = x > y ? x : y;
-  else x += y;
-}
-template <bool kMax>
-inline float fold(Lanes& x) {
-  combine<kMax>(x, __builtin_shuffle(x, LaneIndex{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}));
-  combine<kMax>(x, __builtin_shuffle(x, LaneIndex{4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}));
-  combine<kMax>(x, __builtin_shuffle(x, LaneIndex{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}));
-  combine<kMax>(x, __builtin_shuffle(x, LaneIndex{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}));
-  return x[0];
-}
-
-inline float row_max(const float* x, int n) {
-  Lanes m, y;
-  load_lanes(m, x);
-  for (int j0 = kCols; j0 < n; j0 += kCols) {
-    load_lanes(y, x + j0);
-    combine<true>(m, y);
-  }
-  return fold<true>(m);
-}
-inline float row_sum(const float* x, int n) {
-  Lanes a = {}, y;
-  for (int j0 = 0; j0 < n; j0 += kCols) {
-    load_lanes(y, x + j0);
-    a += y;
-  }
-  return fold<false>(a);
-}
-inline float row_dot(const float* x, const float* y, int n) {
-  Lanes a = {}, u, v;
-  for (int j0 = 0; j0 < n; j0 += kCols) {
-    load_lanes(u, x + j0);
-    load_lanes(v, y + j0);
-    a += u * v;
-  }
-  return fold<false>(a);
-}
 
 // C[m][n] = sum_{k < K} A(m, k) * B[k * ldb + n] for m < M, n < N, with A(m, k) = a[m * a_rs + k * a_cs].
 // M is a multiple of kRows, N of kCols (the tiles are padded); k runs in order, one FMA chain per element.

@@ -45,6 +45,12 @@ void layer_norm_forward(const KernelContext& ctx, float* y, float* mean, float* 
                         const float* gamma, const float* beta, int64_t N, int D, float eps);
 void layer_norm_backward(const KernelContext& ctx, float* dx, float* dgamma, float* dbeta, const float* dy,
                          const float* x, const float* mean, const float* rstd, const float* gamma, int64_t N, int D);
+void residual_layer_norm_forward(const KernelContext& ctx, float* y, float* sum, float* mean, float* rstd, const float* x,
+                                 const float* bias, const float* residual, const float* gamma, const float* beta,
+                                 int64_t N, int D, float eps, float p, DropoutKey key);
+void residual_layer_norm_backward(const KernelContext& ctx, float* dres, float* dx, float* dgamma, float* dbeta,
+                                  float* dbias, const float* dy, const float* sum, const float* mean, const float* rstd,
+                                  const float* gamma, int64_t N, int D, float p, DropoutKey key);
 void attention_softmax_forward(const KernelContext& ctx, float* scores, const int32_t* key_lengths, int B, int H,
                                int Tq, int Tk, float scale, bool causal, int query_offset);
 void attention_softmax_backward(const KernelContext& ctx, float* grad, const float* probs, int B, int H, int Tq,

@@ -19,6 +19,8 @@ const KernelTable kernel_table{
     .dropout_backward = dropout_backward,
     .layer_norm_forward = layer_norm_forward,
     .layer_norm_backward = layer_norm_backward,
+    .residual_layer_norm_forward = residual_layer_norm_forward,
+    .residual_layer_norm_backward = residual_layer_norm_backward,
     .attention_softmax_forward = attention_softmax_forward,
     .attention_softmax_backward = attention_softmax_backward,
     .attention_forward = attention_forward,

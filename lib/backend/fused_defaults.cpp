@@ -1,7 +1,8 @@
-// The default attention_forward / attention_backward (backend.h): the batched products, softmax and dropout
-// kernels one after another, over [B, H] grids of strided operands. A backend with a fused kernel overrides
-// both (the CPU backend does); any other gets them from its primitives.
-//   q, ctx: rows (b, t < Tq)   k, v: rows (b, t < Tk)   probs, dropped, dprobs: [B, H, Tq, Tk]
+// The default implementations of the fused kernels (backend.h): the kernels they fuse, one after another.
+// A backend with fused versions overrides them (the CPU backend does); any other gets them from its
+// primitives, with the same results up to rounding.
+//   attention: q, ctx rows (b, t < Tq); k, v rows (b, t < Tk); probs, dropped, dprobs [B, H, Tq, Tk]
+//   residual layer norm: x, residual, sum, y [N, D]
 #include "backend/backend.h"
 
 namespace tt::backend {
@@ -44,6 +45,26 @@ void Backend::attention_backward(float* dq, int64_t lddq, float* dk, int64_t ldd
   // dQ = dS K ; dK = dS^T Q
   gemm_batched(false, false, B, H, Tq, Dh, Tk, 1.0f, dprobs, ps, k, heads(Tk, ldk, Dh), 0.0f, dq, heads(Tq, lddq, Dh));
   gemm_batched(true, false, B, H, Tk, Dh, Tq, 1.0f, dprobs, ps, q, heads(Tq, ldq, Dh), 0.0f, dk, heads(Tk, lddk, Dh));
+}
+
+void Backend::residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, const float* x,
+                                          const float* bias, const float* residual, const float* gamma,
+                                          const float* beta, int64_t N, int D, float eps, float p, DropoutKey key) {
+  const float* sub = x;
+  if (bias) {
+    add_bias(sum, x, bias, N, D);
+    sub = sum;
+  }
+  dropout_add_forward(sum, residual, sub, N * D, p, key);
+  layer_norm_forward(y, mean, rstd, sum, gamma, beta, N, D, eps);
+}
+
+void Backend::residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias,
+                                           const float* dy, const float* sum, const float* mean, const float* rstd,
+                                           const float* gamma, int64_t N, int D, float p, DropoutKey key) {
+  layer_norm_backward(dres, dgamma, dbeta, dy, sum, mean, rstd, gamma, N, D);
+  dropout_backward(dx, dres, N * D, p, key);
+  if (dbias) bias_backward(dbias, dx, N, D);
 }
 
 }  // namespace tt::backend
