@@ -154,17 +154,17 @@ class TimingBackend final : public Backend {
     timed("layer_norm_backward " + dims({N, D}), 0,
           [&] { inner_.layer_norm_backward(dx, dg, db, dy, x, mean, rstd, g, N, D); });
   }
-  void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* bias,
-                                   const float* r, const float* g, const float* b, int64_t N, int D, float eps, float p,
-                                   DropoutKey key) override {
+  void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* mask, const float* x,
+                                   const float* bias, const float* r, const float* g, const float* b, int64_t N, int D,
+                                   float eps, float p, DropoutKey key) override {
     timed("residual_layer_norm_forward " + dims({N, D}), 0,
-          [&] { inner_.residual_layer_norm_forward(y, sum, mean, rstd, x, bias, r, g, b, N, D, eps, p, key); });
+          [&] { inner_.residual_layer_norm_forward(y, sum, mean, rstd, mask, x, bias, r, g, b, N, D, eps, p, key); });
   }
   void residual_layer_norm_backward(float* dres, float* dx, float* dg, float* db, float* dbias, const float* dy,
-                                    const float* sum, const float* mean, const float* rstd, const float* g, int64_t N,
-                                    int D, float p, DropoutKey key) override {
+                                    const float* sum, const float* mean, const float* rstd, const uint8_t* mask,
+                                    const float* g, int64_t N, int D, float p, DropoutKey key) override {
     timed("residual_layer_norm_backward " + dims({N, D}), 0, [&] {
-      inner_.residual_layer_norm_backward(dres, dx, dg, db, dbias, dy, sum, mean, rstd, g, N, D, p, key);
+      inner_.residual_layer_norm_backward(dres, dx, dg, db, dbias, dy, sum, mean, rstd, mask, g, N, D, p, key);
     });
   }
   void attention_softmax_forward(float* s, const int32_t* lengths, int B, int H, int Tq, int Tk, float scale,

@@ -121,17 +121,21 @@ class Backend {
 
   // ---- the end of a post-LN sub-layer, fused ---------------------------------------------------------------
   // sum = residual + dropout(x + bias) (bias may be null: none), y = layer norm of sum as layer_norm_forward
-  // (mean, rstd saved). x, residual, sum, y [N, D]; sum may alias x, y aliases nothing. The default runs
+  // (mean, rstd saved). x, residual, sum, y [N, D]; sum may alias x, y aliases nothing. mask: N * D bytes
+  // a backend may use to keep the dropout flags for backward (p > 0; may be null). The default runs
   // add_bias, dropout_add_forward and layer_norm_forward.
-  virtual void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, const float* x,
-                                           const float* bias, const float* residual, const float* gamma,
-                                           const float* beta, int64_t N, int D, float eps, float p, DropoutKey key);
+  virtual void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* mask,
+                                           const float* x, const float* bias, const float* residual,
+                                           const float* gamma, const float* beta, int64_t N, int D, float eps, float p,
+                                           DropoutKey key);
   // Its backward: dres = d(sum) (the residual path's gradient; may alias dy), dx = dropout mask * dres (the
   // sub-layer output's gradient; aliases nothing), both assigned; dgamma, dbeta, dbias (may be null)
-  // accumulated. The default runs layer_norm_backward, dropout_backward and bias_backward.
+  // accumulated; mask as forward left it. The default runs layer_norm_backward, dropout_backward and
+  // bias_backward.
   virtual void residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias,
                                             const float* dy, const float* sum, const float* mean, const float* rstd,
-                                            const float* gamma, int64_t N, int D, float p, DropoutKey key);
+                                            const uint8_t* mask, const float* gamma, int64_t N, int D, float p,
+                                            DropoutKey key);
 
   // ---- attention softmax --------------------------------------------------------------------------------
   // In place over scores [B, H, Tq, Tk]: s = softmax(scale * s + mask) along Tk, where key k of batch b is

@@ -47,9 +47,10 @@ void Backend::attention_backward(float* dq, int64_t lddq, float* dk, int64_t ldd
   gemm_batched(true, false, B, H, Tk, Dh, Tq, 1.0f, dprobs, ps, q, heads(Tq, ldq, Dh), 0.0f, dk, heads(Tk, lddk, Dh));
 }
 
-void Backend::residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, const float* x,
-                                          const float* bias, const float* residual, const float* gamma,
-                                          const float* beta, int64_t N, int D, float eps, float p, DropoutKey key) {
+void Backend::residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* /*mask*/,
+                                          const float* x, const float* bias, const float* residual,
+                                          const float* gamma, const float* beta, int64_t N, int D, float eps, float p,
+                                          DropoutKey key) {
   const float* sub = x;
   if (bias) {
     add_bias(sum, x, bias, N, D);
@@ -61,7 +62,8 @@ void Backend::residual_layer_norm_forward(float* y, float* sum, float* mean, flo
 
 void Backend::residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias,
                                            const float* dy, const float* sum, const float* mean, const float* rstd,
-                                           const float* gamma, int64_t N, int D, float p, DropoutKey key) {
+                                           const uint8_t* /*mask*/, const float* gamma, int64_t N, int D, float p,
+                                           DropoutKey key) {
   layer_norm_backward(dres, dgamma, dbeta, dy, sum, mean, rstd, gamma, N, D);
   dropout_backward(dx, dres, N * D, p, key);
   if (dbias) bias_backward(dbias, dx, N, D);

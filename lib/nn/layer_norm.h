@@ -14,6 +14,7 @@ class LayerNorm {
  public:
   struct Saved {
     tensor::Tensor x, mean, rstd;
+    tensor::Tensor mask;  // forward_residual with dropout: its flags (bytes), for backward_residual
   };
 
   void declare(ParameterSet& params, const std::string& prefix, int D, float eps);

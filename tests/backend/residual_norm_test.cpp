@@ -28,29 +28,32 @@ struct Result {
   std::vector<float> y, sum, mean, rstd, dres, dx, dgamma, dbeta, dbias;
 };
 
-// Forward with sum over x (in place) and backward with dres over dy, as residual_block_* call them.
+// Forward with sum over x (in place) and backward with dres over dy, as residual_block_* call them; with_mask:
+// the dropout flags kept in between (else backward draws them again).
 Result run(backend::Backend& be, const Case& c, const std::vector<float>& X, const std::vector<float>& R,
            const std::vector<float>& bias, const std::vector<float>& G, const std::vector<float>& Bt,
-           const std::vector<float>& DY, bool fused = true) {
+           const std::vector<float>& DY, bool fused = true, bool with_mask = true) {
   const int64_t n = c.N * c.D;
   auto x = upload(be, X), r = upload(be, R), b = upload(be, bias), g = upload(be, G), bt = upload(be, Bt);
   auto y = upload(be, std::vector<float>(n)), mean = upload(be, std::vector<float>(c.N)),
        rstd = upload(be, std::vector<float>(c.N));
   auto dy = upload(be, DY), dx = upload(be, std::vector<float>(n));
+  auto mask = upload(be, std::vector<int32_t>((n + 3) / 4, -1));  // flags land here; garbage before
+  auto* mp = reinterpret_cast<uint8_t*>(mask.i32());
   auto dg = upload(be, std::vector<float>(c.D, 0.5f)), db = upload(be, std::vector<float>(c.D, -0.25f)),
        dbias = upload(be, std::vector<float>(c.D, 1.0f));
   const float* bp = c.bias ? b.f32() : nullptr;
   float* dbp = c.bias ? dbias.f32() : nullptr;
   if (fused) {
-    be.residual_layer_norm_forward(y.f32(), x.f32(), mean.f32(), rstd.f32(), x.f32(), bp, r.f32(), g.f32(), bt.f32(),
-                                   c.N, c.D, kEps, c.p, kKey);
+    be.residual_layer_norm_forward(y.f32(), x.f32(), mean.f32(), rstd.f32(), with_mask ? mp : nullptr, x.f32(), bp,
+                                   r.f32(), g.f32(), bt.f32(), c.N, c.D, kEps, c.p, kKey);
     be.residual_layer_norm_backward(dy.f32(), dx.f32(), dg.f32(), db.f32(), dbp, dy.f32(), x.f32(), mean.f32(),
-                                    rstd.f32(), g.f32(), c.N, c.D, c.p, kKey);
+                                    rstd.f32(), with_mask ? mp : nullptr, g.f32(), c.N, c.D, c.p, kKey);
   } else {
-    be.backend::Backend::residual_layer_norm_forward(y.f32(), x.f32(), mean.f32(), rstd.f32(), x.f32(), bp, r.f32(),
+    be.backend::Backend::residual_layer_norm_forward(y.f32(), x.f32(), mean.f32(), rstd.f32(), mp, x.f32(), bp, r.f32(),
                                                      g.f32(), bt.f32(), c.N, c.D, kEps, c.p, kKey);
     be.backend::Backend::residual_layer_norm_backward(dy.f32(), dx.f32(), dg.f32(), db.f32(), dbp, dy.f32(), x.f32(),
-                                                      mean.f32(), rstd.f32(), g.f32(), c.N, c.D, c.p, kKey);
+                                                      mean.f32(), rstd.f32(), mp, g.f32(), c.N, c.D, c.p, kKey);
   }
   return Result{y.to_host_f32(),  x.to_host_f32(),  mean.to_host_f32(), rstd.to_host_f32(), dy.to_host_f32(),
                 dx.to_host_f32(), dg.to_host_f32(), db.to_host_f32(),   dbias.to_host_f32()};
@@ -83,6 +86,9 @@ TEST_CASE("residual_layer_norm matches the reference on every ISA, the same bits
       CHECK(a.dgamma == b.dgamma);
       CHECK(a.dbeta == b.dbeta);
       CHECK(a.dbias == b.dbias);
+      const Result m = run(two, c, d.X, d.R, d.bias, d.G, d.Bt, d.DY, true, false);  // flags drawn again
+      CHECK(m.dx == a.dx);
+      CHECK(m.dgamma == a.dgamma);
 
       const int64_t n = c.N * c.D;
       std::vector<double> y(n), sum(n), mean(c.N), rstd(c.N);

@@ -133,8 +133,9 @@ void CpuBackend::attention_forward(float* ctx, int64_t ldc, float* probs, float*
                                causal, p, key);
     return;
   }
-  kernels_->attention_forward(ctx_, ctx, ldc, probs, q, ldq, k, ldk, v, ldv, key_lengths, B, H, Tq, Tk, Dh, scale,
-                              causal, p, key);
+  // `dropped` holds the dropout flags (bytes) for backward instead of the dropped weights.
+  kernels_->attention_forward(ctx_, ctx, ldc, probs, p > 0 ? reinterpret_cast<uint8_t*>(dropped) : nullptr, q, ldq, k,
+                              ldk, v, ldv, key_lengths, B, H, Tq, Tk, Dh, scale, causal, p, key);
 }
 
 void CpuBackend::attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
@@ -147,8 +148,9 @@ void CpuBackend::attention_backward(float* dq, int64_t lddq, float* dk, int64_t 
                                 ldv, B, H, Tq, Tk, Dh, scale, p, key);
     return;
   }
-  kernels_->attention_backward(ctx_, dq, lddq, dk, lddk, dv, lddv, dctx, lddc, probs, q, ldq, k, ldk, v, ldv, B, H, Tq,
-                               Tk, Dh, scale, p, key);
+  kernels_->attention_backward(ctx_, dq, lddq, dk, lddk, dv, lddv, dctx, lddc, probs,
+                               p > 0 ? reinterpret_cast<const uint8_t*>(dropped) : nullptr, q, ldq, k, ldk, v, ldv, B,
+                               H, Tq, Tk, Dh, scale, p, key);
 }
 
 }  // namespace tt::backend::cpu

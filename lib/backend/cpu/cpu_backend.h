@@ -98,16 +98,17 @@ class CpuBackend final : public Backend {
   void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* mean, const float* rstd, const float* gamma, int64_t N, int D) override {
     kernels_->layer_norm_backward(ctx_, dx, dgamma, dbeta, dy, x, mean, rstd, gamma, N, D);
   }
-  void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* bias,
-                                   const float* residual, const float* gamma, const float* beta, int64_t N, int D,
-                                   float eps, float p, DropoutKey key) override {
-    kernels_->residual_layer_norm_forward(ctx_, y, sum, mean, rstd, x, bias, residual, gamma, beta, N, D, eps, p, key);
+  void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* mask, const float* x,
+                                   const float* bias, const float* residual, const float* gamma, const float* beta,
+                                   int64_t N, int D, float eps, float p, DropoutKey key) override {
+    kernels_->residual_layer_norm_forward(ctx_, y, sum, mean, rstd, mask, x, bias, residual, gamma, beta, N, D, eps, p,
+                                          key);
   }
   void residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias, const float* dy,
-                                    const float* sum, const float* mean, const float* rstd, const float* gamma,
-                                    int64_t N, int D, float p, DropoutKey key) override {
-    kernels_->residual_layer_norm_backward(ctx_, dres, dx, dgamma, dbeta, dbias, dy, sum, mean, rstd, gamma, N, D, p,
-                                           key);
+                                    const float* sum, const float* mean, const float* rstd, const uint8_t* mask,
+                                    const float* gamma, int64_t N, int D, float p, DropoutKey key) override {
+    kernels_->residual_layer_norm_backward(ctx_, dres, dx, dgamma, dbeta, dbias, dy, sum, mean, rstd, mask, gamma, N, D,
+                                           p, key);
   }
   void attention_softmax_forward(float* scores, const int32_t* key_lengths, int B, int H, int Tq, int Tk, float scale, bool causal, int query_offset) override {
     kernels_->attention_softmax_forward(ctx_, scores, key_lengths, B, H, Tq, Tk, scale, causal, query_offset);

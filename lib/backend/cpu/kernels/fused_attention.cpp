@@ -102,8 +102,10 @@ void store_tile(float* dst, int64_t ld, const float* src, int rows, int cols, in
 
 // The dropout factors (0 or 1/(1-p)) of elements [i0, i0 + n) of the flat probs, into f[0, n), and kCols
 // zeros after them (rows read whole vectors past their end). A whole head's tile at once, so that Philox
-// runs on full vectors (a row of a few keys would fall to its scalar tail).
-void dropout_factors(float* f, int64_t i0, int n, float p, DropoutKey key) {
+// runs on full vectors (a row of a few keys would fall to its scalar tail). mask (may be null) receives
+// the kept flags, for backward to read instead of drawing the words again (Philox is most of the cost of
+// dropout here).
+void dropout_factors(float* f, uint8_t* mask, int64_t i0, int n, float p, DropoutKey key) {
   const float s = keep_scale(p);
   alignas(64) uint32_t buf[kChunk + 40];
   for (int j0 = 0; j0 < n; j0 += kChunk) {
@@ -112,6 +114,17 @@ void dropout_factors(float* f, int64_t i0, int n, float p, DropoutKey key) {
 #pragma omp simd
     for (int j = 0; j < count; ++j) f[j0 + j] = util::uniform01(w[j]) >= p ? s : 0.0f;
   }
+  if (mask) {
+#pragma omp simd
+    for (int j = 0; j < n; ++j) mask[j] = f[j] != 0.0f;
+  }
+  std::fill(f + n, f + n + kCols, 0.0f);
+}
+// The same factors from the flags dropout_factors kept.
+void mask_factors(float* f, const uint8_t* mask, int n, float p) {
+  const float s = keep_scale(p);
+#pragma omp simd
+  for (int j = 0; j < n; ++j) f[j] = mask[j] ? s : 0.0f;
   std::fill(f + n, f + n + kCols, 0.0f);
 }
 
@@ -136,7 +149,8 @@ int attention_threads(const KernelContext& ctx, int tasks, int64_t fmas) {
 
 }  // namespace
 
-void attention_forward(const KernelContext& ctx, float* out, int64_t ldc, float* probs, const float* q, int64_t ldq,
+void attention_forward(const KernelContext& ctx, float* out, int64_t ldc, float* probs, uint8_t* mask, const float* q,
+                       int64_t ldq,
                        const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths, int B,
                        int H, int Tq, int Tk, int Dh, float scale, bool causal, float p, DropoutKey key) {
   const Tiles t(Tq, Tk, Dh);
@@ -162,7 +176,7 @@ void attention_forward(const KernelContext& ctx, float* out, int64_t ldc, float*
       const int64_t task = int64_t{b} * H + h;
       tile_gemm(s, t.TkP, qs + h * t.qd(), t.DhP, 1, kt + h * t.kd(), t.TkP, t.TqP, t.TkP, Dh);  // S = Q K^T
       float* saved = probs + task * Tq * Tk;
-      if (p > 0.0f) dropout_factors(factors, task * Tq * Tk, Tq * Tk, p, key);
+      if (p > 0.0f) dropout_factors(factors, mask ? mask + task * Tq * Tk : nullptr, task * Tq * Tk, Tq * Tk, p, key);
       for (int i = 0; i < Tq; ++i) {
         float* row = s + i * t.TkP;
         const int len = causal ? std::max(1, std::min(klen, i + 1)) : klen;
@@ -195,7 +209,8 @@ void attention_forward(const KernelContext& ctx, float* out, int64_t ldc, float*
 }
 
 void attention_backward(const KernelContext& ctx, float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv,
-                        int64_t lddv, const float* dctx, int64_t lddc, const float* probs, const float* q, int64_t ldq,
+                        int64_t lddv, const float* dctx, int64_t lddc, const float* probs, const uint8_t* mask,
+                        const float* q, int64_t ldq,
                         const float* k, int64_t ldk, const float* v, int64_t ldv, int B, int H, int Tq, int Tk,
                         int Dh, float scale, float p, DropoutKey key) {
   const Tiles t(Tq, Tk, Dh);
@@ -230,7 +245,8 @@ void attention_backward(const KernelContext& ctx, float* dq, int64_t lddq, float
       load_heads(ps, 0, probs + task * Tq * Tk, Tk, Tq, 1, Tk, t.TqP, t.TkP);
       const float* w = ps;
       if (p > 0.0f) {
-        dropout_factors(factors, task * Tq * Tk, Tq * Tk, p, key);
+        if (mask) mask_factors(factors, mask + task * Tq * Tk, Tq * Tk, p);
+        else dropout_factors(factors, nullptr, task * Tq * Tk, Tq * Tk, p, key);
         std::fill(ws + Tq * t.TkP, ws + t.qk(), 0.0f);
         for (int i = 0; i < Tq; ++i) {
           float* row = ws + i * t.TkP;
