@@ -3,7 +3,9 @@
 // step is made of — which GEMM shapes, how many small passes, how much time outside the GEMMs.
 //
 // Built by CMake (bench/CMakeLists.txt, target bench_step_profile).
-// Run:  build/bin/bench_step_profile [PRESET=tiny] [THREADS=2] [STEPS=6] [DROPOUT=0.1]
+// Run:  build/bin/bench_step_profile [PRESET=tiny] [THREADS=2] [STEPS=6] [DROPOUT=0.1] [SRC TGT SPM TOKENS]
+//   synthetic batches 64 x 32 -> 32 (the benchmark's), or the corpus SRC/TGT (raw text, SentencePiece model SPM)
+//   in token batches of TOKENS padded tokens a side (the demo: data/multi30k, 2048).
 // Times are wall seconds per step and, beside them, process CPU seconds (on a shared, oversubscribed
 // machine the CPU time of a 1-thread run is the steadier figure; with 2 threads it also counts spinning).
 #include <omp.h>
@@ -14,15 +16,20 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "data/parallel_corpus.h"
+#include "data/spm_tokenizer.h"
 #include "nn/config.h"
 #include "nn/init.h"
 #include "nn/transformer.h"
+#include "train/batch_source.h"
 #include "train/synthetic.h"
+#include "train/trainer.h"
 
 namespace {
 
@@ -236,17 +243,38 @@ int main(int argc, char** argv) {
   config.dropout = config.attention_dropout = config.relu_dropout = dropout;
   tt::nn::Transformer model(config, be);
   tt::nn::init_parameters(model.params(), config, 1);
-  tt::train::SyntheticOptions o;
-  o.steps = 3;  // warm-up: the arena grows, oneDNN creates its primitives
-  tt::train::train_synthetic(model, o, {});
+  std::unique_ptr<tt::train::BatchSource> source;
+  std::optional<tt::data::ParallelCorpus> corpus;
+  if (argc > 8) {
+    const auto spm = tt::data::SpmTokenizer::load(argv[7]);
+    corpus.emplace(tt::data::ParallelCorpus::load(argv[5], argv[6], spm, spm, {}, threads));
+    tt::train::BatcherOptions bo;
+    bo.batch_tokens = std::atoll(argv[8]);
+    source = std::make_unique<tt::train::CorpusBatches>(*corpus, bo);
+  } else {
+    source = std::make_unique<tt::train::SyntheticBatches>(config, tt::train::SyntheticTask::random, 64, 32, 32, 1);
+  }
+  tt::train::TrainerOptions to;
+  to.schedule.warmup_steps = 4000;
+  tt::train::Trainer trainer(model, *source, to);
+  for (int i = 0; i < 3; ++i) trainer.step();  // warm-up: the arena grows, oneDNN creates its primitives
   be.recording = true;
-  o.steps = steps;
   const auto w0 = std::chrono::steady_clock::now();
   const double c0 = cpu_now();
-  const tt::train::SyntheticResult r = tt::train::train_synthetic(model, o, {});
+  int64_t tokens = 0;
+  std::vector<double> step_s;
+  for (int i = 0; i < steps; ++i) {
+    const tt::train::StepStats st = trainer.step();
+    tokens += st.tokens;
+    step_s.push_back(st.seconds);
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() / steps;
   const double cpu_total = (cpu_now() - c0) / steps;
-
+  std::sort(step_s.begin(), step_s.end());
+  const double median_s = step_s[step_s.size() / 2];
+  struct {
+    double median_step_s, tgt_tok_s;
+  } r{median_s, double(tokens) / steps / median_s};
   std::vector<std::pair<std::string, Cost>> rows(be.costs.begin(), be.costs.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.wall > b.second.wall; });
   double kernel_wall = 0, gemm_wall = 0, gemm_flops = 0;
@@ -263,9 +291,27 @@ int main(int argc, char** argv) {
   std::printf("GEMMs %.1f ms/step (%.1f GFLOP/s), other kernels %.1f ms, outside kernels %.1f ms\n",
               gemm_wall / steps * 1e3, gemm_flops / gemm_wall * 1e-9, (kernel_wall - gemm_wall) / steps * 1e3,
               (wall - kernel_wall / steps) * 1e3);
-  std::printf("%8s %8s %7s %6s %9s  %s\n", "ms/step", "cpu ms", "%", "calls", "GFLOP/s", "kernel shape");
+  // By kernel (gemm: by transposes and whether it is the output projection, N or M = the vocabulary).
+  std::map<std::string, Cost> kinds;
+  for (const auto& [k, c] : rows) {
+    std::string kind = k.substr(0, k.find(' '));
+    if (kind == "gemm") kind = k.substr(0, 7) + (k.find("8000") != std::string::npos ? " vocab" : " d_model");
+    Cost& t = kinds[kind];
+    t.wall += c.wall;
+    t.cpu += c.cpu;
+    t.calls += c.calls;
+    t.flops += c.flops;
+  }
+  std::vector<std::pair<std::string, Cost>> by_kind(kinds.begin(), kinds.end());
+  std::sort(by_kind.begin(), by_kind.end(), [](const auto& a, const auto& b) { return a.second.wall > b.second.wall; });
+  std::printf("%8s %8s %7s %6s %9s  %s\n", "ms/step", "cpu ms", "%", "calls", "GFLOP/s", "kernel");
+  for (const auto& [k, c] : by_kind)
+    std::printf("%8.2f %8.2f %6.1f%% %6.1f %9s  %s\n", c.wall / steps * 1e3, c.cpu / steps * 1e3,
+                100 * c.wall / steps / wall, double(c.calls) / steps,
+                c.flops > 0 ? std::to_string(int(c.flops / c.wall * 1e-9)).c_str() : "", k.c_str());
+  std::printf("\n%8s %8s %7s %6s %9s  %s\n", "ms/step", "cpu ms", "%", "calls", "GFLOP/s", "kernel shape");
   for (const auto& [k, c] : rows)
-    std::printf("%8.2f %8.2f %6.1f%% %6.0f %9s  %s\n", c.wall / steps * 1e3, c.cpu / steps * 1e3,
+    std::printf("%8.2f %8.2f %6.1f%% %6.1f %9s  %s\n", c.wall / steps * 1e3, c.cpu / steps * 1e3,
                 100 * c.wall / steps / wall, double(c.calls) / steps,
                 c.flops > 0 ? std::to_string(int(c.flops / c.wall * 1e-9)).c_str() : "", k.c_str());
   return 0;
