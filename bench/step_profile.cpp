@@ -44,7 +44,7 @@ double cpu_now() {
 }
 
 struct Cost {
-  double wall = 0, cpu = 0;
+  double wall = 0, cpu = 0, min_call = 1e9;
   int64_t calls = 0;
   double flops = 0;
 };
@@ -66,7 +66,9 @@ class TimingBackend final : public Backend {
     const double c0 = cpu_now();
     f();
     Cost& c = costs[key];
-    c.wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    const double w = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    c.wall += w;
+    c.min_call = std::min(c.min_call, w);
     c.cpu += cpu_now() - c0;
     c.flops += flops;
     ++c.calls;
@@ -309,10 +311,10 @@ int main(int argc, char** argv) {
     std::printf("%8.2f %8.2f %6.1f%% %6.1f %9s  %s\n", c.wall / steps * 1e3, c.cpu / steps * 1e3,
                 100 * c.wall / steps / wall, double(c.calls) / steps,
                 c.flops > 0 ? std::to_string(int(c.flops / c.wall * 1e-9)).c_str() : "", k.c_str());
-  std::printf("\n%8s %8s %7s %6s %9s  %s\n", "ms/step", "cpu ms", "%", "calls", "GFLOP/s", "kernel shape");
+  std::printf("\n%8s %8s %7s %6s %9s %9s  %s\n", "ms/step", "cpu ms", "%", "calls", "GFLOP/s", "min us", "kernel shape");
   for (const auto& [k, c] : rows)
-    std::printf("%8.2f %8.2f %6.1f%% %6.1f %9s  %s\n", c.wall / steps * 1e3, c.cpu / steps * 1e3,
+    std::printf("%8.2f %8.2f %6.1f%% %6.1f %9s %9.0f  %s\n", c.wall / steps * 1e3, c.cpu / steps * 1e3,
                 100 * c.wall / steps / wall, double(c.calls) / steps,
-                c.flops > 0 ? std::to_string(int(c.flops / c.wall * 1e-9)).c_str() : "", k.c_str());
+                c.flops > 0 ? std::to_string(int(c.flops / c.wall * 1e-9)).c_str() : "", c.min_call * 1e6, k.c_str());
   return 0;
 }

@@ -51,6 +51,37 @@ inline float row_max(const float* x, int n) {
   for (; j < n; ++j) m = m > x[j] ? m : x[j];
   return m;
 }
+// Max and sum of x[0, n) in one pass, n >= 1, each in two alternating accumulators (a long row: the add
+// chain would otherwise set the pace).
+inline void row_max_sum(const float* x, int n, float* max, float* sum) {
+  int j = 0;
+  float m = x[0], s = 0.0f;
+  if (n >= 2 * kLanes) {
+    Lanes m0, m1, s0, s1, a, b;
+    load_lanes(m0, x);
+    load_lanes(m1, x + kLanes);
+    s0 = m0;
+    s1 = m1;
+    for (j = 2 * kLanes; j + 2 * kLanes <= n; j += 2 * kLanes) {
+      load_lanes(a, x + j);
+      load_lanes(b, x + j + kLanes);
+      combine<true>(m0, a);
+      combine<true>(m1, b);
+      s0 += a;
+      s1 += b;
+    }
+    combine<true>(m0, m1);
+    s0 += s1;
+    m = fold<true>(m0);
+    s = fold<false>(s0);
+  }
+  for (; j < n; ++j) {
+    m = m > x[j] ? m : x[j];
+    s += x[j];
+  }
+  *max = m;
+  *sum = s;
+}
 inline float row_sum(const float* x, int n) {
   Lanes a = {}, y;
   int j = 0;
