@@ -9,6 +9,10 @@
 #include <cstring>
 #include <new>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "backend/cpu/gemm_bf16.h"
 #include "backend/cpu/matmul_cache.h"
 #include "util/check.h"
@@ -73,8 +77,17 @@ float* CpuBackend::scratch(size_t n) {
 
 void* CpuBackend::allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
-  size_t rounded = (bytes + 63) / 64 * 64;  // aligned_alloc wants a multiple of the alignment
-  void* p = std::aligned_alloc(64, rounded);
+  // Big buffers (the step's activation arena, weights, gradients, Adam moments) on 2 MiB pages where the
+  // kernel offers them on request (transparent huge pages in "madvise" mode): a `tiny` step walks tens of
+  // MB, more than the TLB covers in 4 KiB pages.
+  constexpr size_t kHuge = size_t{2} << 20;
+  const bool huge = bytes >= 2 * kHuge;
+  const size_t align = huge ? kHuge : 64;
+  size_t rounded = (bytes + align - 1) / align * align;  // aligned_alloc wants a multiple of the alignment
+  void* p = std::aligned_alloc(align, rounded);
+#if defined(__linux__)
+  if (p && huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without it, 4 KiB pages
+#endif
   if (!p) {
     throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes",
                 "use a smaller --batch-tokens or model");
