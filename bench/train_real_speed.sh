@@ -10,6 +10,7 @@
 #   STEPS=60            optimizer steps a run; tok/s is the median of the log's reports after the first
 #   THREADS=2  ROUNDS=2  PRESET=tiny
 #   WORK=DIR            keep the unpacked corpus and SentencePiece model there (default: a temporary dir)
+#   REALTIME=1          run each tt-train under SCHED_FIFO (chrt -f 10; needs root), as train_speed.sh --realtime
 # tt-tokenize (for the SentencePiece model) is the one beside the last binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,8 @@ threads=${THREADS:-2}
 rounds=${ROUNDS:-2}
 preset=${PRESET:-tiny}
 bins=("$@")
+prio=()
+[[ ${REALTIME:-0} == 1 ]] && prio=(chrt -f 10)
 ((${#bins[@]})) || bins=(build/bin/tt-train)
 for b in "${bins[@]}"; do [[ -x $b ]] || { echo "train_real_speed: $b is not an executable tt-train" >&2; exit 1; }; done
 tokenize=$(dirname "${bins[-1]}")/tt-tokenize
@@ -42,7 +45,7 @@ if [[ ! -s $work/spm.model ]]; then
 fi
 
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-echo "train_real_speed: CPU $cpu_model; $threads threads, $steps steps, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "train_real_speed: CPU $cpu_model; $threads threads, $steps steps${prio:+, SCHED_FIFO}, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 results=$work/results.txt
 : >"$results"
 for t in $tokens; do
@@ -50,7 +53,7 @@ for t in $tokens; do
     for i in "${!bins[@]}"; do
       run=$work/run-$t-$i
       rm -rf "$run"
-      "${bins[$i]}" --preset "$preset" --dropout 0.1 --spm "$work/spm.model" --train "$work/train.en" "$work/train.de" \
+      "${prio[@]}" "${bins[$i]}" --preset "$preset" --dropout 0.1 --spm "$work/spm.model" --train "$work/train.en" "$work/train.de" \
         --batch-tokens "$t" --lr 0.0015 --warmup-steps 400 --max-steps "$steps" --report-every 10 \
         --threads "$threads" --device cpu --seed 1 -q -o "$run" >/dev/null
       # The first report includes the warm-up (arena growth, oneDNN primitives): skipped.
