@@ -98,6 +98,39 @@ int main(int argc, char** argv) {
                 s1 * 1e6, flops / s1 * 1e-9, s2 * 1e6, s3 * 1e6);
   }
 
+  // ---- fused attention (one kernel per call) vs the default composition (batched matmuls, softmax, dropout).
+  for (auto [H, Dh] : {std::pair<int, int>{4, 32}, {8, 64}}) {
+    const int B = 64, T = 32, D = H * Dh;
+    const float p = 0.1f, scale = 1.0f / 8;
+    tt::backend::DropoutKey key{1, 2};
+    auto qkv = filled(size_t(B) * T * 3 * D), ctx = filled(size_t(B) * T * D), dqkv = filled(qkv.size());
+    auto probs = filled(size_t(B) * H * T * T), dropped = filled(probs.size()), dprobs = filled(probs.size());
+    std::vector<int32_t> lens(B, 30);
+    const float *q = qkv.data(), *k = q + D, *v = k + D;
+    float *dq = dqkv.data(), *dk = dq + D, *dv = dk + D;
+    double flops = 4.0 * B * H * T * T * Dh;
+    tt::backend::Backend& b = *be;
+    double f1 = time_it([&] {
+      b.attention_forward(ctx.data(), D, probs.data(), dropped.data(), q, 3 * D, k, 3 * D, v, 3 * D, lens.data(), B, H,
+                          T, T, Dh, scale, true, p, key);
+    });
+    double f2 = time_it([&] {
+      b.Backend::attention_forward(ctx.data(), D, probs.data(), dropped.data(), q, 3 * D, k, 3 * D, v, 3 * D,
+                                   lens.data(), B, H, T, T, Dh, scale, true, p, key);
+    });
+    double b1 = time_it([&] {
+      b.attention_backward(dq, 3 * D, dk, 3 * D, dv, 3 * D, dprobs.data(), ctx.data(), D, probs.data(), dropped.data(),
+                           q, 3 * D, k, 3 * D, v, 3 * D, B, H, T, T, Dh, scale, p, key);
+    });
+    double b2 = time_it([&] {
+      b.Backend::attention_backward(dq, 3 * D, dk, 3 * D, dv, 3 * D, dprobs.data(), ctx.data(), D, probs.data(),
+                                    dropped.data(), q, 3 * D, k, 3 * D, v, 3 * D, B, H, T, T, Dh, scale, p, key);
+    });
+    std::printf("attention B=%d H=%d T=%d Dh=%d: forward fused %7.1f us (%5.1f GFLOP/s), composed %7.1f us; "
+                "backward fused %7.1f us, composed %7.1f us\n", B, H, T, Dh, f1 * 1e6, flops / f1 * 1e-9, f2 * 1e6,
+                b1 * 1e6, b2 * 1e6);
+  }
+
   // ---- non-GEMM kernels.
   const int64_t N = 2048;
   const int V = 8000;

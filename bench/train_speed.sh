@@ -4,11 +4,15 @@
 # the anchor), same threads, run ALTERNATELY in one go (tt, torch, tt, torch, ...) because the machine is
 # shared and noisy: quote the ratio, with the CPU model and ISA this prints first.
 #
-# usage: bench/train_speed.sh [--precision fp32|bf16] [--anchor debian|pypi] [PRESETS] [THREADS]
+# usage: bench/train_speed.sh [--precision fp32|bf16] [--anchor debian|pypi] [--realtime] [PRESETS] [THREADS]
 #   --precision  tt-train's --precision (default fp32)
 #   --anchor     debian: PyTorch 1.13 at its best (run_anchor.sh; fp32 only); pypi: the current PyPI release
 #                (run_anchor_pypi.sh), fp32 with --precision fp32, bf16 autocast with --precision bf16.
 #                Default: debian for fp32, pypi for bf16.
+#   --realtime   run tt and torch alike under SCHED_FIFO (chrt -f 10; needs root): on a machine other jobs
+#                keep busy, a parallel region otherwise waits a scheduler tick (~4 ms) for its second
+#                thread, and both sides measure the neighbours. Other processes get the 5 % that RT
+#                throttling leaves while a run lasts.
 #   PRESETS      "tiny small base" (default), any of them, space or comma separated
 #   THREADS      2 (default)
 # environment:
@@ -20,11 +24,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-precision=fp32 anchor=""
+precision=fp32 anchor="" prio=()
 while [[ $# -gt 0 && $1 == --* ]]; do
   case $1 in
     --precision) precision=${2:?--precision needs fp32 or bf16}; shift 2 ;;
     --anchor) anchor=${2:?--anchor needs debian or pypi}; shift 2 ;;
+    --realtime) prio=(chrt -f 10); shift ;;
     *) echo "train_speed: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -72,19 +77,19 @@ if [[ $anchor == pypi ]]; then anchor_cmd=("$anchor_dir/run_anchor_pypi.sh"); el
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_bf16|avx512_fp16|avx_vnni|amx_bf16|amx_tile)$' | tr '\n' ' ')
 echo "train_speed: CPU $cpu_model; flags ${cpu_flags:-(none of avx2/avx512/bf16/amx)}" >&2
-echo "train_speed: tt = $tt_train --precision $precision, anchor = ${anchor_cmd[0]} ($anchor_amp), $threads threads, $rounds rounds" >&2
+echo "train_speed: tt = $tt_train --precision $precision, anchor = ${anchor_cmd[0]} ($anchor_amp), $threads threads, $rounds rounds${prio:+, SCHED_FIFO}; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for preset in $presets; do
   for ((round = 1; round <= rounds; round++)); do
     echo "train_speed: $preset round $round: tt" >&2
     # 13 steps as the anchor (3 warm-up + 10 timed); tt's median skips the first 3 steps too.
-    "$tt_train" --preset "$preset" --vocab-size 8000 --dropout 0.1 --attention-dropout 0.1 --relu-dropout 0.1 \
+    "${prio[@]}" "$tt_train" --preset "$preset" --vocab-size 8000 --dropout 0.1 --attention-dropout 0.1 --relu-dropout 0.1 \
       --synthetic-steps 13 --batch-size 64 --src-len 32 --tgt-len 32 --threads "$threads" --device cpu \
       --seed "$round" --precision "$precision" --quiet >>"$work/tt-$preset.jsonl"
     echo "train_speed: $preset round $round: torch" >&2
     if [[ $anchor == pypi ]]; then
-      "${anchor_cmd[0]}" "$preset" "$threads" "$anchor_amp"
+      "${prio[@]}" "${anchor_cmd[0]}" "$preset" "$threads" "$anchor_amp"
     else
-      "${anchor_cmd[0]}" "$preset" "$threads"
+      "${prio[@]}" "${anchor_cmd[0]}" "$preset" "$threads"
     fi | sed -n 's/^RESULT //p' >>"$work/torch-$preset.jsonl"
   done
 done

@@ -123,6 +123,24 @@ class Backend {
   virtual void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
                                    const float* mean, const float* rstd, const float* gamma, int64_t N, int D) = 0;
 
+  // ---- the end of a post-LN sub-layer, fused ---------------------------------------------------------------
+  // sum = residual + dropout(x + bias) (bias may be null: none), y = layer norm of sum as layer_norm_forward
+  // (mean, rstd saved). x, residual, sum, y [N, D]; sum may alias x, y aliases nothing. mask: N * D bytes
+  // a backend may use to keep the dropout flags for backward (p > 0; may be null). The default runs
+  // add_bias, dropout_add_forward and layer_norm_forward.
+  virtual void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* mask,
+                                           const float* x, const float* bias, const float* residual,
+                                           const float* gamma, const float* beta, int64_t N, int D, float eps, float p,
+                                           DropoutKey key);
+  // Its backward: dres = d(sum) (the residual path's gradient; may alias dy), dx = dropout mask * dres (the
+  // sub-layer output's gradient; aliases nothing), both assigned; dgamma, dbeta, dbias (may be null)
+  // accumulated; mask as forward left it. The default runs layer_norm_backward, dropout_backward and
+  // bias_backward.
+  virtual void residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias,
+                                            const float* dy, const float* sum, const float* mean, const float* rstd,
+                                            const uint8_t* mask, const float* gamma, int64_t N, int D, float p,
+                                            DropoutKey key);
+
   // ---- attention softmax --------------------------------------------------------------------------------
   // In place over scores [B, H, Tq, Tk]: s = softmax(scale * s + mask) along Tk, where key k of batch b is
   // masked (-inf, weight exactly 0) when k >= key_lengths[b] (right padding), and, if causal, when
@@ -133,6 +151,28 @@ class Backend {
   // In place: dscores = scale * p * (dp - sum_k(dp * p)), where `grad` holds dp on entry and dscores on exit.
   virtual void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk,
                                           float scale) = 0;
+
+  // ---- fused attention (training and teacher-forced passes) ------------------------------------------------
+  // Scaled dot-product attention over B sentences and H heads, on the projections as the Linear layers leave
+  // them: q and ctx have rows (b, t) for t < Tq, k and v rows (b, t) for t < Tk (row b * T + t, row strides
+  // ld*), each row H heads of Dh columns (head h at columns h * Dh ...). Per (b, h):
+  //   probs = softmax(mask(scale * q k^T)), masked as attention_softmax_forward (query_offset 0);
+  //   w = dropout(probs) with the mask dropout_forward(key) draws over the flat [B, H, Tq, Tk] probs (p > 0);
+  //   ctx = w v (assigned).
+  // probs [B, H, Tq, Tk] is kept for backward; dropped [B, H, Tq, Tk] is room for w that a backend may use
+  // (p > 0; may be null when p == 0). The default composes gemm_batched, attention_softmax_forward and
+  // dropout_forward; the CPU backend fuses them per head.
+  virtual void attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
+                                 const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths,
+                                 int B, int H, int Tq, int Tk, int Dh, float scale, bool causal, float p,
+                                 DropoutKey key);
+  // Its backward: dq, dk, dv assigned (laid out as q, k, v; they may share rows, never columns). probs and
+  // dropped as forward left them; dprobs [B, H, Tq, Tk] is room a backend may use.
+  virtual void attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
+                                  float* dprobs, const float* dctx, int64_t lddc, const float* probs,
+                                  const float* dropped, const float* q, int64_t ldq, const float* k, int64_t ldk,
+                                  const float* v, int64_t ldv, int B, int H, int Tq, int Tk, int Dh, float scale,
+                                  float p, DropoutKey key);
 
   // ---- embeddings ---------------------------------------------------------------------------------------
   // y[b, t, :] = scale * table[ids[b, t], :] + positions[position_offset + t, :] (positions may be null).

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ops/attention.h"
 #include "ops/decoding.h"
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
@@ -32,52 +33,8 @@ Operand member(const LinearGroup& group, const Tensor& y, int i, int B, int T, i
 // A [B, T, D] tensor (ctx, single projections) viewed per head.
 Operand heads(const Tensor& t, int T, int D, int Dh) { return Operand{t, MatrixStrides{int64_t{T} * D, Dh, D}}; }
 
-MatrixStrides score_strides(int H, int Tq, int Tk) {
-  return MatrixStrides{int64_t{H} * Tq * Tk, int64_t{Tq} * Tk, Tk};
-}
-
-struct Sizes {
-  int B, H, Tq, Tk, Dh;
-};
-
-// ctx = softmax(mask(Q K^T / sqrt(Dh))) V, probs kept; dropped = dropout(probs) when p > 0.
-void attend(const Tensor& ctx, const Tensor& probs, const Tensor& dropped, const Operand& q, const Operand& k,
-            const Operand& v, const Tensor& key_lengths, Sizes z, bool causal, float p,
-            backend::DropoutKey key, const Tensor& capture) {
-  const MatrixStrides ps = score_strides(z.H, z.Tq, z.Tk);
-  ops::batched_matmul(probs, ps, q.t, q.s, false, k.t, k.s, true, {z.B, z.H, z.Tq, z.Tk, z.Dh});
-  ops::attention_softmax_forward(probs, key_lengths, 1.0f / std::sqrt(static_cast<float>(z.Dh)), causal,
-                                 0);
-  if (capture.defined()) {
-    TT_CHECK_MSG(capture.numel() == probs.numel(),
-                 "attention capture " + capture.shape().str() + " for weights " + probs.shape().str());
-    capture.copy_from(probs);
-  }
-  const Tensor& weights = p > 0 ? dropped : probs;
-  if (p > 0) ops::dropout_forward(dropped, probs, p, key);
-  const int D = z.H * z.Dh;
-  Operand c = heads(ctx, z.Tq, D, z.Dh);
-  ops::batched_matmul(c.t, c.s, weights, ps, false, v.t, v.s, false, {z.B, z.H, z.Tq, z.Dh, z.Tk});
-}
-
-// Backward of attend(): dq, dk, dv assigned (each covers all heads' columns of its rows).
-void attend_backward(const Operand& dq, const Operand& dk, const Operand& dv, const Tensor& dctx,
-                     const MultiHeadAttention::Saved& s, const Operand& q, const Operand& k, const Operand& v,
-                     int H, int Dh, tensor::Arena& scratch) {
-  const Sizes z{s.B, H, s.Tq, s.Tk, Dh};
-  const MatrixStrides ps = score_strides(H, s.Tq, s.Tk);
-  const Operand c = heads(dctx, s.Tq, H * Dh, Dh);
-  const Tensor& weights = s.p > 0 ? s.dropped : s.probs;
-  Tensor dp = scratch.allocate(s.probs.shape());
-  // dP = dctx V^T ; dV = P^T dctx
-  ops::batched_matmul(dp, ps, c.t, c.s, false, v.t, v.s, true, {z.B, z.H, z.Tq, z.Tk, z.Dh});
-  ops::batched_matmul(dv.t, dv.s, weights, ps, true, c.t, c.s, false, {z.B, z.H, z.Tk, z.Dh, z.Tq});
-  if (s.p > 0) ops::dropout_backward(dp, dp, s.p, s.key);
-  ops::attention_softmax_backward(dp, s.probs, 1.0f / std::sqrt(static_cast<float>(Dh)));
-  // dQ = dS K ; dK = dS^T Q
-  ops::batched_matmul(dq.t, dq.s, dp, ps, false, k.t, k.s, false, {z.B, z.H, z.Tq, z.Dh, z.Tk});
-  ops::batched_matmul(dk.t, dk.s, dp, ps, true, q.t, q.s, false, {z.B, z.H, z.Tk, z.Dh, z.Tq});
-}
+// The fused attention kernels' view of a per-head operand (its strides are {T * ld, Dh, ld}).
+ops::HeadRows rows(const Operand& x) { return ops::HeadRows{x.t, x.s.ld}; }
 
 }  // namespace
 
@@ -109,7 +66,7 @@ void MultiHeadAttention::bind(const ParameterSet& params) {
 
 void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tensor& memory,
                                  const Tensor& key_lengths, bool causal, const StepContext& ctx, Saved* saved,
-                                 const Tensor& capture) const {
+                                 const Tensor& capture, bool fused) const {
   TT_CHECK(x.shape().rank() == 3 && x.dim(2) == D_);
   const int B = static_cast<int>(x.dim(0)), Tq = static_cast<int>(x.dim(1)), Dh = D_ / H_;
   const bool self = kind_ == Kind::self;
@@ -139,29 +96,41 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   Tensor dropped = p > 0 ? arena.allocate(probs.shape()) : Tensor{};
   Tensor heads_out = arena.allocate(Shape{B, Tq, D_});
   const backend::DropoutKey key = ctx.key(site_);
-  attend(heads_out, probs, dropped, q, k, v, key_lengths, {B, H_, Tq, Tk, Dh}, causal, p, key, capture);
-  out_.forward(out, heads_out);
+  ops::attention_forward(ops::HeadRows{heads_out, D_}, probs, dropped, rows(q), rows(k), rows(v), key_lengths,
+                         {B, H_, Tq, Tk, Dh}, 1.0f / std::sqrt(static_cast<float>(Dh)), causal, p, key);
+  if (capture.defined()) {
+    TT_CHECK_MSG(capture.numel() == probs.numel(),
+                 "attention capture " + capture.shape().str() + " for weights " + probs.shape().str());
+    capture.copy_from(probs);
+  }
+  if (fused) out_.forward_without_bias(out, heads_out);
+  else out_.forward(out, heads_out);
   if (saved) *saved = Saved{x, memory, qkv, kv, probs, dropped, heads_out, key_lengths, key, p, B, Tq, Tk, causal};
 }
 
 void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const Tensor& dout, const Saved& s,
-                                  tensor::Arena& scratch) const {
+                                  tensor::Arena& scratch, bool fused) const {
   const int Dh = D_ / H_;
+  const ops::AttentionSizes z{s.B, H_, s.Tq, s.Tk, Dh};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   Tensor dctx = scratch.allocate(Shape{s.B, s.Tq, D_});
-  out_.backward(dctx, dout, s.ctx);
+  if (fused) out_.backward_without_bias(dctx, dout, s.ctx);
+  else out_.backward(dctx, dout, s.ctx);
+  Tensor dprobs = scratch.allocate(s.probs.shape());
+  const ops::HeadRows dc{dctx, D_};
   if (kind_ == Kind::self) {
     Tensor dqkv = scratch.allocate(s.qkv.shape());
-    attend_backward(member(qkv_, dqkv, 0, s.B, s.Tq, Dh), member(qkv_, dqkv, 1, s.B, s.Tq, Dh),
-                    member(qkv_, dqkv, 2, s.B, s.Tq, Dh), dctx, s, member(qkv_, s.qkv, 0, s.B, s.Tq, Dh),
-                    member(qkv_, s.qkv, 1, s.B, s.Tq, Dh), member(qkv_, s.qkv, 2, s.B, s.Tq, Dh), H_, Dh, scratch);
-    qkv_.backward(dx, dqkv, s.x);
+    auto part = [&](const Tensor& t, int i) { return rows(member(qkv_, t, i, s.B, s.Tq, Dh)); };
+    ops::attention_backward(part(dqkv, 0), part(dqkv, 1), part(dqkv, 2), dprobs, dc, s.probs, s.dropped,
+                            part(s.qkv, 0), part(s.qkv, 1), part(s.qkv, 2), z, scale, s.p, s.key);
+    qkv_.backward(dx, dqkv, s.x, /*accumulate_dx=*/fused);
   } else {
     Tensor dq = scratch.allocate(s.qkv.shape());
     Tensor dkv = scratch.allocate(s.kv.shape());
-    attend_backward(heads(dq, s.Tq, D_, Dh), member(kv_, dkv, 0, s.B, s.Tk, Dh), member(kv_, dkv, 1, s.B, s.Tk, Dh),
-                    dctx, s, heads(s.qkv, s.Tq, D_, Dh), member(kv_, s.kv, 0, s.B, s.Tk, Dh),
-                    member(kv_, s.kv, 1, s.B, s.Tk, Dh), H_, Dh, scratch);
-    q_.backward(dx, dq, s.x);
+    auto part = [&](const Tensor& t, int i) { return rows(member(kv_, t, i, s.B, s.Tk, Dh)); };
+    ops::attention_backward(ops::HeadRows{dq, D_}, part(dkv, 0), part(dkv, 1), dprobs, dc, s.probs, s.dropped,
+                            ops::HeadRows{s.qkv, D_}, part(s.kv, 0), part(s.kv, 1), z, scale, s.p, s.key);
+    q_.backward(dx, dq, s.x, /*accumulate_dx=*/fused);
     kv_.backward(dmemory, dkv, s.memory, /*accumulate_dx=*/true);
   }
 }

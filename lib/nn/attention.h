@@ -39,12 +39,15 @@ class MultiHeadAttention {
 
   // out [B, Tq, D]. memory: cross only (undefined for self). key_lengths [B] i32 (undefined: no padding).
   // capture [B, H, Tq, Tk] (undefined: none) receives the weights.
+  // fused: out is the output before out_proj's bias, which the caller's fused residual kernel adds (output()).
   void forward(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& memory,
                const tensor::Tensor& key_lengths, bool causal, const StepContext& ctx, Saved* saved,
-               const tensor::Tensor& capture = {}) const;
-  // dx assigned; dmemory (cross only) ACCUMULATED, since every decoder layer reads the same memory.
+               const tensor::Tensor& capture = {}, bool fused = false) const;
+  // dx assigned (fused: accumulated, and out_proj's bias gradient left to the caller); dmemory (cross only)
+  // ACCUMULATED, since every decoder layer reads the same memory.
   void backward(const tensor::Tensor& dx, const tensor::Tensor& dmemory, const tensor::Tensor& dout,
-                const Saved& saved, tensor::Arena& scratch) const;
+                const Saved& saved, tensor::Arena& scratch, bool fused = false) const;
+  const Linear& output() const { return out_; }
 
   // ---- incremental decoding (inference, no dropout) ----
   // Self-attention for one new position t per row: x [rows, 1, D]; writes this position's K, V to slot

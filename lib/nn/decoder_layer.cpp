@@ -33,38 +33,42 @@ void DecoderLayer::forward(const Tensor& y, const Tensor& x, const Tensor& tgt_l
                            const Tensor& src_lengths, const StepContext& ctx, Saved* saved, const Tensor& capture_self,
                            const Tensor& capture_cross) const {
   Tensor x1 = ctx.arena.allocate(x.shape());
-  residual_forward(x1, x, self_attn_norm_, placement_, ctx.rate(dropout_), ctx.key(site_ + 1), ctx.arena,
-                   saved ? &saved->self_block : nullptr, [&](const Tensor& out, const Tensor& in) {
-                     self_attn_.forward(out, in, Tensor{}, tgt_lengths, true, ctx, saved ? &saved->self_attn : nullptr,
-                                        capture_self);
-                   });
+  residual_block_forward(x1, x, self_attn_norm_, placement_, ctx.rate(dropout_), ctx.key(site_ + 1), ctx.arena,
+                         saved ? &saved->self_block : nullptr, self_attn_.output(),
+                         [&](const Tensor& out, const Tensor& in, bool fused) {
+                           self_attn_.forward(out, in, Tensor{}, tgt_lengths, true, ctx,
+                                              saved ? &saved->self_attn : nullptr, capture_self, fused);
+                         });
   Tensor x2 = ctx.arena.allocate(x.shape());
-  residual_forward(x2, x1, cross_attn_norm_, placement_, ctx.rate(dropout_), ctx.key(site_ + 3), ctx.arena,
-                   saved ? &saved->cross_block : nullptr, [&](const Tensor& out, const Tensor& in) {
-                     cross_attn_.forward(out, in, memory, src_lengths, false, ctx,
-                                         saved ? &saved->cross_attn : nullptr, capture_cross);
-                   });
-  residual_forward(y, x2, ffn_norm_, placement_, ctx.rate(dropout_), ctx.key(site_ + 5), ctx.arena,
-                   saved ? &saved->ffn_block : nullptr, [&](const Tensor& out, const Tensor& in) {
-                     ffn_.forward(out, in, ctx, saved ? &saved->ffn : nullptr);
-                   });
+  residual_block_forward(x2, x1, cross_attn_norm_, placement_, ctx.rate(dropout_), ctx.key(site_ + 3), ctx.arena,
+                         saved ? &saved->cross_block : nullptr, cross_attn_.output(),
+                         [&](const Tensor& out, const Tensor& in, bool fused) {
+                           cross_attn_.forward(out, in, memory, src_lengths, false, ctx,
+                                               saved ? &saved->cross_attn : nullptr, capture_cross, fused);
+                         });
+  residual_block_forward(y, x2, ffn_norm_, placement_, ctx.rate(dropout_), ctx.key(site_ + 5), ctx.arena,
+                         saved ? &saved->ffn_block : nullptr, ffn_.output(),
+                         [&](const Tensor& out, const Tensor& in, bool fused) {
+                           ffn_.forward(out, in, ctx, saved ? &saved->ffn : nullptr, fused);
+                         });
 }
 
 void DecoderLayer::backward(const Tensor& dx, const Tensor& dmemory, const Tensor& dy, const Saved& s,
                             tensor::Arena& scratch) const {
   Tensor dx2 = scratch.allocate(dy.shape());
-  residual_backward(dx2, dy, ffn_norm_, placement_, s.ffn_block, scratch, [&](const Tensor& din, const Tensor& dout) {
-    ffn_.backward(din, dout, s.ffn, scratch);
-  });
+  residual_block_backward(dx2, dy, ffn_norm_, placement_, s.ffn_block, scratch, ffn_.output(),
+                          [&](const Tensor& din, const Tensor& dout, bool fused) {
+                            ffn_.backward(din, dout, s.ffn, scratch, fused);
+                          });
   Tensor dx1 = scratch.allocate(dy.shape());
-  residual_backward(dx1, dx2, cross_attn_norm_, placement_, s.cross_block, scratch,
-                    [&](const Tensor& din, const Tensor& dout) {
-                      cross_attn_.backward(din, dmemory, dout, s.cross_attn, scratch);
-                    });
-  residual_backward(dx, dx1, self_attn_norm_, placement_, s.self_block, scratch,
-                    [&](const Tensor& din, const Tensor& dout) {
-                      self_attn_.backward(din, Tensor{}, dout, s.self_attn, scratch);
-                    });
+  residual_block_backward(dx1, dx2, cross_attn_norm_, placement_, s.cross_block, scratch, cross_attn_.output(),
+                          [&](const Tensor& din, const Tensor& dout, bool fused) {
+                            cross_attn_.backward(din, dmemory, dout, s.cross_attn, scratch, fused);
+                          });
+  residual_block_backward(dx, dx1, self_attn_norm_, placement_, s.self_block, scratch, self_attn_.output(),
+                          [&](const Tensor& din, const Tensor& dout, bool fused) {
+                            self_attn_.backward(din, Tensor{}, dout, s.self_attn, scratch, fused);
+                          });
 }
 
 void DecoderLayer::start(const Cache& cache, const Tensor& memory) const {

@@ -20,25 +20,27 @@ void FeedForward::bind(const ParameterSet& params) {
   fc2_.bind(params);
 }
 
-void FeedForward::forward(const tensor::Tensor& y, const tensor::Tensor& x, const StepContext& ctx,
-                          Saved* saved) const {
+void FeedForward::forward(const tensor::Tensor& y, const tensor::Tensor& x, const StepContext& ctx, Saved* saved,
+                          bool fused) const {
   const int64_t N = x.numel() / D_;
   tensor::Tensor hidden = ctx.arena.allocate(tensor::Shape{N, F_});
   // The bias is added by the fused kernel together with ReLU and dropout: one pass over [N, F].
   ops::linear_forward(hidden, x, fc1_.weight(), tensor::Tensor{});
   const float p = ctx.rate(relu_dropout_);
   ops::bias_relu_dropout_forward(hidden, hidden, fc1_.bias(), p, ctx.key(site_));
-  fc2_.forward(y, hidden);
+  if (fused) fc2_.forward_without_bias(y, hidden);
+  else fc2_.forward(y, hidden);
   if (saved) *saved = Saved{x, hidden, p};
 }
 
 void FeedForward::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const Saved& saved,
-                           tensor::Arena& scratch) const {
+                           tensor::Arena& scratch, bool fused) const {
   const int64_t N = saved.x.numel() / D_;
   tensor::Tensor dhidden = scratch.allocate(tensor::Shape{N, F_});
-  fc2_.backward(dhidden, dy, saved.hidden);
+  if (fused) fc2_.backward_without_bias(dhidden, dy, saved.hidden);
+  else fc2_.backward(dhidden, dy, saved.hidden);
   ops::relu_dropout_backward(dhidden, dhidden, saved.hidden, saved.p);
-  fc1_.backward(dx, dhidden, saved.x);
+  fc1_.backward(dx, dhidden, saved.x, /*accumulate_dx=*/fused);
 }
 
 }  // namespace tt::nn

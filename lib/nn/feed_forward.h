@@ -20,9 +20,14 @@ class FeedForward {
   void declare(ParameterSet& params, const std::string& prefix, int D, int F, float relu_dropout, uint32_t site);
   void bind(const ParameterSet& params);
 
-  void forward(const tensor::Tensor& y, const tensor::Tensor& x, const StepContext& ctx, Saved* saved) const;
-  // dx assigned. Temporaries come from `scratch`.
-  void backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const Saved& saved, tensor::Arena& scratch) const;
+  // fused: y is the output before fc2's bias, which the caller's fused residual kernel adds (output()).
+  void forward(const tensor::Tensor& y, const tensor::Tensor& x, const StepContext& ctx, Saved* saved,
+               bool fused = false) const;
+  // dx assigned; fused: dx accumulated (it holds the residual path's gradient), fc2's bias gradient left
+  // to the caller. Temporaries come from `scratch`.
+  void backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const Saved& saved, tensor::Arena& scratch,
+                bool fused = false) const;
+  const Linear& output() const { return fc2_; }
 
  private:
   int D_ = 0, F_ = 0;

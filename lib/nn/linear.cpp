@@ -33,6 +33,15 @@ void Linear::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const 
   ops::linear_backward(dx, dw_, db_, dy, x, w_, accumulate_dx);
 }
 
+void Linear::forward_without_bias(const tensor::Tensor& y, const tensor::Tensor& x) const {
+  ops::linear_forward(y, x, w_, tensor::Tensor{});
+}
+
+void Linear::backward_without_bias(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,
+                                   bool accumulate_dx) const {
+  ops::linear_backward(dx, dw_, tensor::Tensor{}, dy, x, w_, accumulate_dx);
+}
+
 void LinearGroup::bind(const ParameterSet& params, std::vector<const Linear*> members) {
   TT_CHECK(!members.empty());
   members_ = std::move(members);

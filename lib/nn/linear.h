@@ -27,12 +27,17 @@ class Linear {
   int out() const { return out_; }
   const tensor::Tensor& weight() const { return w_; }
   const tensor::Tensor& bias() const { return b_; }  // undefined without bias
+  const tensor::Tensor& bias_grad() const { return db_; }
 
   // x [..., in] -> y [..., out]
   void forward(const tensor::Tensor& y, const tensor::Tensor& x) const;
   // dW += dy^T x, db += sum dy; dx = dy W (or += when accumulate_dx; skipped if dx undefined). Saved = x.
   void backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,
                 bool accumulate_dx = false) const;
+  // The same without the bias, for a caller whose fused kernel adds it (and takes its gradient) instead.
+  void forward_without_bias(const tensor::Tensor& y, const tensor::Tensor& x) const;
+  void backward_without_bias(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,
+                             bool accumulate_dx = false) const;
 
  private:
   friend class LinearGroup;

@@ -3,10 +3,15 @@
 //   pre-LN  (option):                y = x + Dropout(f(LayerNorm(x)))
 // f(out, in) computes the sub-layer; fb(din, dout) runs its backward (din assigned). Header-only templates
 // so the lambdas inline and nothing is allocated.
+// residual_block_forward/backward (training and teacher-forced passes) fuse the post-LN end: the sub-layer's
+// last Linear leaves out its bias, and one kernel adds it, drops out, adds the residual and normalises;
+// backward, one kernel takes the norm's, the dropout's and that bias's gradients, and the sub-layer adds its
+// input gradient onto the residual path's (no separate add).
 #pragma once
 
 #include "nn/config.h"
 #include "nn/layer_norm.h"
+#include "nn/linear.h"
 #include "nn/step_context.h"
 #include "ops/elementwise.h"
 
@@ -60,6 +65,42 @@ void residual_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const
     norm.backward(dh, dh, saved.norm);
     ops::add(dx, dy, dh);
   }
+}
+
+// As residual_forward, with f(out, in, fused): fused (post-LN), f leaves out the bias of `last`, its final
+// Linear, for the fused kernel; otherwise f adds it itself.
+template <class Sublayer>
+void residual_block_forward(const tensor::Tensor& y, const tensor::Tensor& x, const LayerNorm& norm,
+                            NormPlacement placement, float p, backend::DropoutKey key, tensor::Arena& arena,
+                            ResidualSaved* saved, const Linear& last, Sublayer&& f) {
+  if (placement == NormPlacement::pre) {
+    residual_forward(y, x, norm, placement, p, key, arena, saved,
+                     [&](const tensor::Tensor& out, const tensor::Tensor& in) { f(out, in, false); });
+    return;
+  }
+  if (saved) {
+    saved->key = key;
+    saved->p = p;
+  }
+  tensor::Tensor sum = arena.allocate(x.shape());
+  f(sum, x, true);
+  norm.forward_residual(y, sum, sum, last.bias(), x, p, key, arena, saved ? &saved->norm : nullptr);
+}
+
+// As residual_backward, with fb(din, dout, fused): fused (post-LN), din already holds the residual path's
+// gradient and fb adds to it, and the bias gradient of `last` is taken here.
+template <class SublayerBackward>
+void residual_block_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const LayerNorm& norm,
+                             NormPlacement placement, const ResidualSaved& saved, tensor::Arena& scratch,
+                             const Linear& last, SublayerBackward&& fb) {
+  if (placement == NormPlacement::pre) {
+    residual_backward(dx, dy, norm, placement, saved, scratch,
+                      [&](const tensor::Tensor& din, const tensor::Tensor& dout) { fb(din, dout, false); });
+    return;
+  }
+  tensor::Tensor dsub = scratch.allocate(dy.shape());
+  norm.backward_residual(dx, dsub, last.bias_grad(), dy, saved.norm, saved.p, saved.key);  // dx = d(sum)
+  fb(dx, dsub, true);
 }
 
 }  // namespace tt::nn

@@ -1,5 +1,7 @@
 #include "ops/layer_norm.h"
 
+#include <string>
+
 #include "util/check.h"
 
 namespace tt::ops {
@@ -22,6 +24,54 @@ void layer_norm_backward(const tensor::Tensor& dx, const tensor::Tensor& dgamma,
   TT_CHECK(dx.numel() == x.numel() && dy.numel() == x.numel() && dgamma.numel() == D && dbeta.numel() == D);
   x.backend().layer_norm_backward(dx.f32(), dgamma.f32(), dbeta.f32(), dy.f32(), x.f32(), mean.f32(), rstd.f32(),
                                   gamma.f32(), N, D);
+}
+
+namespace {
+
+uint8_t* mask_bytes(const tensor::Tensor& mask, int64_t n) {
+  if (!mask.defined()) return nullptr;
+  TT_CHECK_MSG(mask.numel() * 4 >= n, "dropout mask of " + std::to_string(mask.numel() * 4) + " bytes for " +
+                                          std::to_string(n) + " elements");
+  return reinterpret_cast<uint8_t*>(mask.i32());
+}
+
+}  // namespace
+
+tensor::Tensor dropout_mask_tensor(tensor::Arena& arena, int64_t n) {
+  return arena.allocate(tensor::Shape{(n + 3) / 4}, tensor::DType::i32);
+}
+
+void residual_layer_norm_forward(const tensor::Tensor& y, const tensor::Tensor& sum, const tensor::Tensor& mean,
+                                 const tensor::Tensor& rstd, const tensor::Tensor& mask, const tensor::Tensor& x,
+                                 const tensor::Tensor& bias,
+                                 const tensor::Tensor& residual, const tensor::Tensor& gamma, const tensor::Tensor& beta,
+                                 float eps, float p, backend::DropoutKey key) {
+  const int D = static_cast<int>(gamma.numel());
+  const int64_t N = D ? x.numel() / D : 0;
+  TT_CHECK_MSG(x.dim(x.shape().rank() - 1) == D && y.numel() == x.numel() && sum.numel() == x.numel() &&
+                   residual.numel() == x.numel() && mean.numel() >= N && rstd.numel() >= N && beta.numel() == D &&
+                   (!bias.defined() || bias.numel() == D),
+               "residual layer_norm: x " + x.shape().str() + ", residual " + residual.shape().str() + ", gamma " +
+                   gamma.shape().str());
+  x.backend().residual_layer_norm_forward(y.f32(), sum.f32(), mean.f32(), rstd.f32(), mask_bytes(mask, x.numel()),
+                                          x.f32(),
+                                          bias.defined() ? bias.f32() : nullptr, residual.f32(), gamma.f32(),
+                                          beta.f32(), N, D, eps, p, key);
+}
+
+void residual_layer_norm_backward(const tensor::Tensor& dres, const tensor::Tensor& dx, const tensor::Tensor& dgamma,
+                                  const tensor::Tensor& dbeta, const tensor::Tensor& dbias, const tensor::Tensor& dy,
+                                  const tensor::Tensor& sum, const tensor::Tensor& mean, const tensor::Tensor& rstd,
+                                  const tensor::Tensor& mask, const tensor::Tensor& gamma, float p,
+                                  backend::DropoutKey key) {
+  const int D = static_cast<int>(gamma.numel());
+  const int64_t N = D ? sum.numel() / D : 0;
+  TT_CHECK(dres.numel() == sum.numel() && dx.numel() == sum.numel() && dy.numel() == sum.numel() &&
+           dgamma.numel() == D && dbeta.numel() == D && (!dbias.defined() || dbias.numel() == D));
+  TT_CHECK_MSG(dx.f32() != dres.f32() && dx.f32() != dy.f32(), "residual layer_norm backward: dx must not alias");
+  sum.backend().residual_layer_norm_backward(dres.f32(), dx.f32(), dgamma.f32(), dbeta.f32(),
+                                             dbias.defined() ? dbias.f32() : nullptr, dy.f32(), sum.f32(), mean.f32(),
+                                             rstd.f32(), mask_bytes(mask, sum.numel()), gamma.f32(), N, D, p, key);
 }
 
 }  // namespace tt::ops

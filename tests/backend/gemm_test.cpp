@@ -39,12 +39,13 @@ TEST_CASE("gemm matches the reference on odd shapes and every transpose", "[back
     }
 }
 
-TEST_CASE("gemm with a transposed A on 1 KiB-multiple strides (padded-copy path)", "[backend][gemm]") {
+TEST_CASE("gemm with a transposed A on 4 KiB-multiple strides (padded-copy path)", "[backend][gemm]") {
   auto be = backend::make_backend("cpu", 2);
-  check_gemm(*be, true, false, 512, 37, 300, 1.0f, 1.0f, 0);     // lda = 512: A copied
+  check_gemm(*be, true, false, 1024, 37, 300, 1.0f, 1.0f, 0);    // lda = 1024: A copied
   check_gemm(*be, true, true, 1000, 24, 256, 0.5f, 0.0f, 24);    // lda = 1024 with padding columns
-  check_gemm(*be, true, false, 37, 256, 300, 1.0f, 1.0f, 0);     // ldb = 256: B copied
-  check_gemm(*be, true, false, 256, 512, 257, -1.0f, 0.5f, 0);   // both copied
+  check_gemm(*be, true, false, 37, 1024, 300, 1.0f, 1.0f, 0);    // ldb = 1024: B copied
+  check_gemm(*be, true, false, 1024, 2048, 257, -1.0f, 0.5f, 0);  // both copied
+  check_gemm(*be, true, false, 512, 256, 300, 1.0f, 1.0f, 0);    // 2 and 1 KiB strides: not copied
 }
 
 TEST_CASE("gemm with beta 0 ignores NaN in C and K == 0 scales C", "[backend][gemm]") {

@@ -114,6 +114,39 @@ inline void layer_norm_backward(double* dx, double* dgamma, double* dbeta, const
   }
 }
 
+// residual_layer_norm_forward: sum = residual + dropout(x + bias) (bias may be null), y = layer norm of sum.
+inline void residual_layer_norm_forward(double* y, double* sum, double* mean, double* rstd, const float* x,
+                                        const float* bias, const float* residual, const float* gamma,
+                                        const float* beta, int64_t N, int D, double eps, double p, DropoutKey key) {
+  for (int64_t i = 0; i < N; ++i) {
+    double mu = 0.0, var = 0.0;
+    for (int j = 0; j < D; ++j) {
+      const int64_t e = i * D + j;
+      sum[e] = residual[e] + (double(x[e]) + (bias ? bias[j] : 0.0)) * dropout_factor(key, e, p);
+      mu += sum[e];
+    }
+    mu /= D;
+    for (int j = 0; j < D; ++j) var += (sum[i * D + j] - mu) * (sum[i * D + j] - mu);
+    const double rs = 1.0 / std::sqrt(var / D + eps);
+    for (int j = 0; j < D; ++j) y[i * D + j] = (sum[i * D + j] - mu) * rs * gamma[j] + beta[j];
+    mean[i] = mu;
+    rstd[i] = rs;
+  }
+}
+
+// Its backward from the forward's sum (as float, what the kernel saved): dres = layer norm backward of dy,
+// dx = dropout mask * dres; dgamma, dbeta, dbias are the sums over rows (the caller adds what it had).
+inline void residual_layer_norm_backward(double* dres, double* dx, double* dgamma, double* dbeta, double* dbias,
+                                         const float* dy, const float* sum, const float* gamma, int64_t N, int D,
+                                         double eps, double p, DropoutKey key) {
+  layer_norm_backward(dres, dgamma, dbeta, dy, sum, gamma, N, D, eps);
+  std::fill(dbias, dbias + D, 0.0);
+  for (int64_t e = 0; e < N * D; ++e) {
+    dx[e] = dres[e] * dropout_factor(key, e, p);
+    dbias[e % D] += dx[e];
+  }
+}
+
 // Number of unmasked keys of a row, as backend.h defines the masks.
 inline int attention_valid_keys(const int32_t* key_lengths, int b, int q, int Tk, bool causal, int query_offset) {
   int len = Tk;
@@ -144,6 +177,84 @@ inline void attention_softmax_backward(double* dscores, const float* dprobs, con
     for (int k = 0; k < Tk; ++k) dot += static_cast<double>(dprobs[r * Tk + k]) * probs[r * Tk + k];
     for (int k = 0; k < Tk; ++k) dscores[r * Tk + k] = scale * probs[r * Tk + k] * (dprobs[r * Tk + k] - dot);
   }
+}
+
+// attention_forward as backend.h states it, over double intermediates: q/ctx rows (b, t < Tq), k/v rows
+// (b, t < Tk), head h at column h * Dh, row strides ld*. probs [B, H, Tq, Tk]; ctx [B * Tq, ldc] (columns
+// outside the heads untouched).
+inline void attention_forward(double* ctx, int64_t ldc, double* probs, const float* q, int64_t ldq, const float* k,
+                              int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths, int B, int H, int Tq,
+                              int Tk, int Dh, double scale, bool causal, double p, DropoutKey key) {
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      const int64_t base = (static_cast<int64_t>(b) * H + h) * Tq * Tk;
+      for (int i = 0; i < Tq; ++i) {
+        const int len = attention_valid_keys(key_lengths, b, i, Tk, causal, 0);
+        std::vector<double> s(Tk);
+        double mx = -std::numeric_limits<double>::infinity(), sum = 0.0;
+        for (int j = 0; j < len; ++j) {
+          double dot = 0.0;
+          for (int d = 0; d < Dh; ++d)
+            dot += double(q[(int64_t{b} * Tq + i) * ldq + h * Dh + d]) * k[(int64_t{b} * Tk + j) * ldk + h * Dh + d];
+          s[j] = scale * dot;
+          mx = std::max(mx, s[j]);
+        }
+        for (int j = 0; j < len; ++j) sum += std::exp(s[j] - mx);
+        for (int j = 0; j < Tk; ++j) probs[base + int64_t{i} * Tk + j] = j < len ? std::exp(s[j] - mx) / sum : 0.0;
+        for (int d = 0; d < Dh; ++d) {
+          double c = 0.0;
+          for (int j = 0; j < Tk; ++j)
+            c += probs[base + int64_t{i} * Tk + j] * dropout_factor(key, base + int64_t{i} * Tk + j, p) *
+                 v[(int64_t{b} * Tk + j) * ldv + h * Dh + d];
+          ctx[(int64_t{b} * Tq + i) * ldc + h * Dh + d] = c;
+        }
+      }
+    }
+}
+
+// Its backward from the forward's probs: dq, dk, dv (assigned, the heads' columns) laid out as q, k, v.
+inline void attention_backward(double* dq, int64_t lddq, double* dk, int64_t lddk, double* dv, int64_t lddv,
+                               const float* dctx, int64_t lddc, const double* probs, const float* q, int64_t ldq,
+                               const float* k, int64_t ldk, const float* v, int64_t ldv, int B, int H, int Tq, int Tk,
+                               int Dh, double scale, double p, DropoutKey key) {
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      const int64_t base = (static_cast<int64_t>(b) * H + h) * Tq * Tk;
+      auto Q = [&](int i, int d) { return double(q[(int64_t{b} * Tq + i) * ldq + h * Dh + d]); };
+      auto K = [&](int j, int d) { return double(k[(int64_t{b} * Tk + j) * ldk + h * Dh + d]); };
+      auto V = [&](int j, int d) { return double(v[(int64_t{b} * Tk + j) * ldv + h * Dh + d]); };
+      auto G = [&](int i, int d) { return double(dctx[(int64_t{b} * Tq + i) * lddc + h * Dh + d]); };
+      auto P = [&](int i, int j) { return probs[base + int64_t{i} * Tk + j]; };
+      auto F = [&](int i, int j) { return dropout_factor(key, base + int64_t{i} * Tk + j, p); };
+      std::vector<double> ds(size_t(Tq) * Tk);
+      for (int i = 0; i < Tq; ++i) {
+        std::vector<double> dp(Tk);
+        double dot = 0.0;
+        for (int j = 0; j < Tk; ++j) {
+          double g = 0.0;
+          for (int d = 0; d < Dh; ++d) g += G(i, d) * V(j, d);
+          dp[j] = g * F(i, j);
+          dot += dp[j] * P(i, j);
+        }
+        for (int j = 0; j < Tk; ++j) ds[size_t(i) * Tk + j] = scale * P(i, j) * (dp[j] - dot);
+      }
+      for (int i = 0; i < Tq; ++i)
+        for (int d = 0; d < Dh; ++d) {
+          double a = 0.0;
+          for (int j = 0; j < Tk; ++j) a += ds[size_t(i) * Tk + j] * K(j, d);
+          dq[(int64_t{b} * Tq + i) * lddq + h * Dh + d] = a;
+        }
+      for (int j = 0; j < Tk; ++j)
+        for (int d = 0; d < Dh; ++d) {
+          double a = 0.0, c = 0.0;
+          for (int i = 0; i < Tq; ++i) {
+            a += ds[size_t(i) * Tk + j] * Q(i, d);
+            c += P(i, j) * F(i, j) * G(i, d);
+          }
+          dk[(int64_t{b} * Tk + j) * lddk + h * Dh + d] = a;
+          dv[(int64_t{b} * Tk + j) * lddv + h * Dh + d] = c;
+        }
+    }
 }
 
 inline void log_softmax(double* y, const float* x, int64_t N, int V) {

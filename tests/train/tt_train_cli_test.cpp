@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -334,7 +335,10 @@ TEST_CASE("tt-train: the validation BLEU is tt-translate --beam 1 scored by tt-b
   // It has learnt something of its own training set (untrained: ~0). How much depends on rounding: the
   // sanitizer build (other optimisation, other FMA contraction) lands near 3, the release build above 5.
   CHECK(bleu > 1.0);
-  CHECK(log.back()["best_bleu"].get<double>() >= bleu - 1e-4);
+  // The valid record's BLEU has 2 decimals and the end record's best 4: the best (here the last validation
+  // itself) rounds to the logged score.
+  CHECK(log.back()["best_bleu"].get<double>() >= bleu - 0.005);
+  if (log.back()["best_step"] == 300) CHECK(std::abs(log.back()["best_bleu"].get<double>() - bleu) <= 0.005);
 
   // The checkpoint is all tt-translate needs; its greedy output scored by tt-bleu gives the same number.
   const std::string hyp = fx.dir.file("hyp.txt");

@@ -9,6 +9,10 @@
 #include <cstring>
 #include <new>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "backend/cpu/gemm_bf16.h"
 #include "backend/cpu/matmul_cache.h"
 #include "util/check.h"
@@ -73,8 +77,17 @@ float* CpuBackend::scratch(size_t n) {
 
 void* CpuBackend::allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
-  size_t rounded = (bytes + 63) / 64 * 64;  // aligned_alloc wants a multiple of the alignment
-  void* p = std::aligned_alloc(64, rounded);
+  // Big buffers (the step's activation arena, weights, gradients, Adam moments) on 2 MiB pages where the
+  // kernel offers them on request (transparent huge pages in "madvise" mode): a `tiny` step walks tens of
+  // MB, more than the TLB covers in 4 KiB pages.
+  constexpr size_t kHuge = size_t{2} << 20;
+  const bool huge = bytes >= 2 * kHuge;
+  const size_t align = huge ? kHuge : 64;
+  size_t rounded = (bytes + align - 1) / align * align;  // aligned_alloc wants a multiple of the alignment
+  void* p = std::aligned_alloc(align, rounded);
+#if defined(__linux__)
+  if (p && huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without it, 4 KiB pages
+#endif
   if (!p) {
     throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes",
                 "use a smaller --batch-tokens or model");
@@ -122,6 +135,35 @@ void CpuBackend::cross_entropy_forward_backward(float* loss, float* nll, float* 
     TT_CHECK_MSG(targets[i] == ignore_id || (targets[i] >= 0 && targets[i] < V),
                  "target " + std::to_string(targets[i]) + " outside [0, " + std::to_string(V) + ")");
   kernels_->cross_entropy_forward_backward(ctx_, loss, nll, logits, targets, N, V, eps, ignore_id, grad_scale);
+}
+
+void CpuBackend::attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
+                                   const float* k, int64_t ldk, const float* v, int64_t ldv,
+                                   const int32_t* key_lengths, int B, int H, int Tq, int Tk, int Dh, float scale,
+                                   bool causal, float p, DropoutKey key) {
+  if (precision_ != MatmulPrecision::fp32) {
+    Backend::attention_forward(ctx, ldc, probs, dropped, q, ldq, k, ldk, v, ldv, key_lengths, B, H, Tq, Tk, Dh, scale,
+                               causal, p, key);
+    return;
+  }
+  // `dropped` holds the dropout flags (bytes) for backward instead of the dropped weights.
+  kernels_->attention_forward(ctx_, ctx, ldc, probs, p > 0 ? reinterpret_cast<uint8_t*>(dropped) : nullptr, q, ldq, k,
+                              ldk, v, ldv, key_lengths, B, H, Tq, Tk, Dh, scale, causal, p, key);
+}
+
+void CpuBackend::attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
+                                    float* dprobs, const float* dctx, int64_t lddc, const float* probs,
+                                    const float* dropped, const float* q, int64_t ldq, const float* k, int64_t ldk,
+                                    const float* v, int64_t ldv, int B, int H, int Tq, int Tk, int Dh, float scale,
+                                    float p, DropoutKey key) {
+  if (precision_ != MatmulPrecision::fp32) {
+    Backend::attention_backward(dq, lddq, dk, lddk, dv, lddv, dprobs, dctx, lddc, probs, dropped, q, ldq, k, ldk, v,
+                                ldv, B, H, Tq, Tk, Dh, scale, p, key);
+    return;
+  }
+  kernels_->attention_backward(ctx_, dq, lddq, dk, lddk, dv, lddv, dctx, lddc, probs,
+                               p > 0 ? reinterpret_cast<const uint8_t*>(dropped) : nullptr, q, ldq, k, ldk, v, ldv, B,
+                               H, Tq, Tk, Dh, scale, p, key);
 }
 
 }  // namespace tt::backend::cpu

@@ -98,12 +98,33 @@ class CpuBackend final : public Backend {
   void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* mean, const float* rstd, const float* gamma, int64_t N, int D) override {
     kernels_->layer_norm_backward(ctx_, dx, dgamma, dbeta, dy, x, mean, rstd, gamma, N, D);
   }
+  void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* mask, const float* x,
+                                   const float* bias, const float* residual, const float* gamma, const float* beta,
+                                   int64_t N, int D, float eps, float p, DropoutKey key) override {
+    kernels_->residual_layer_norm_forward(ctx_, y, sum, mean, rstd, mask, x, bias, residual, gamma, beta, N, D, eps, p,
+                                          key);
+  }
+  void residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias, const float* dy,
+                                    const float* sum, const float* mean, const float* rstd, const uint8_t* mask,
+                                    const float* gamma, int64_t N, int D, float p, DropoutKey key) override {
+    kernels_->residual_layer_norm_backward(ctx_, dres, dx, dgamma, dbeta, dbias, dy, sum, mean, rstd, mask, gamma, N, D,
+                                           p, key);
+  }
   void attention_softmax_forward(float* scores, const int32_t* key_lengths, int B, int H, int Tq, int Tk, float scale, bool causal, int query_offset) override {
     kernels_->attention_softmax_forward(ctx_, scores, key_lengths, B, H, Tq, Tk, scale, causal, query_offset);
   }
   void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk, float scale) override {
     kernels_->attention_softmax_backward(ctx_, grad, probs, B, H, Tq, Tk, scale);
   }
+  // Fused per head (kernels/fused_attention.cpp); row-invariant by construction. In bf16 precision the
+  // products keep to the default (bf16 batched matmuls) so that every product runs as the mode says.
+  void attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
+                         const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths, int B,
+                         int H, int Tq, int Tk, int Dh, float scale, bool causal, float p, DropoutKey key) override;
+  void attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv, float* dprobs,
+                          const float* dctx, int64_t lddc, const float* probs, const float* dropped, const float* q,
+                          int64_t ldq, const float* k, int64_t ldk, const float* v, int64_t ldv, int B, int H, int Tq,
+                          int Tk, int Dh, float scale, float p, DropoutKey key) override;
   void embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions, float scale, int B, int T, int D, int position_offset) override {
     kernels_->embedding_forward(ctx_, y, ids, table, positions, scale, B, T, D, position_offset);
   }

@@ -1,0 +1,68 @@
+#include "ops/attention.h"
+
+#include <string>
+
+#include "util/check.h"
+
+namespace tt::ops {
+
+namespace {
+
+// The operand holds every element it addresses: the last row's last head ends inside the tensor.
+void check_rows(const HeadRows& x, int B, int T, const AttentionSizes& z, const char* what) {
+  const int64_t width = int64_t{z.H} * z.Dh;
+  TT_CHECK_MSG(x.t.defined() && x.ld >= width && (int64_t{B} * T - 1) * x.ld + width <= x.t.numel(),
+               std::string("attention ") + what + ": " + (x.t.defined() ? x.t.shape().str() : "undefined") +
+                   " with row stride " + std::to_string(x.ld) + " for " + std::to_string(B) + " x " +
+                   std::to_string(T) + " rows of " + std::to_string(width));
+}
+
+void check_scores(const tensor::Tensor& s, const AttentionSizes& z, const char* what) {
+  TT_CHECK_MSG(s.defined() && s.numel() == int64_t{z.B} * z.H * z.Tq * z.Tk,
+               std::string("attention ") + what + " must hold [B, H, Tq, Tk] = " + std::to_string(z.B) + " x " +
+                   std::to_string(z.H) + " x " + std::to_string(z.Tq) + " x " + std::to_string(z.Tk));
+}
+
+}  // namespace
+
+void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                       const HeadRows& q, const HeadRows& k, const HeadRows& v, const tensor::Tensor& key_lengths,
+                       AttentionSizes z, float scale, bool causal, float p, backend::DropoutKey key) {
+  if (z.B == 0 || z.H == 0 || z.Tq == 0) return;
+  TT_CHECK(z.Tk > 0 && z.Dh > 0);
+  check_rows(ctx, z.B, z.Tq, z, "ctx");
+  check_rows(q, z.B, z.Tq, z, "q");
+  check_rows(k, z.B, z.Tk, z, "k");
+  check_rows(v, z.B, z.Tk, z, "v");
+  check_scores(probs, z, "probs");
+  if (p > 0) check_scores(dropped, z, "dropped weights");
+  if (key_lengths.defined()) TT_CHECK(key_lengths.numel() >= z.B);
+  probs.backend().attention_forward(ctx.t.f32(), ctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr, q.t.f32(),
+                                    q.ld, k.t.f32(), k.ld, v.t.f32(), v.ld,
+                                    key_lengths.defined() ? key_lengths.i32() : nullptr, z.B, z.H, z.Tq, z.Tk, z.Dh,
+                                    scale, causal, p, key);
+}
+
+void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
+                        const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                        const HeadRows& q, const HeadRows& k, const HeadRows& v, AttentionSizes z, float scale, float p,
+                        backend::DropoutKey key) {
+  if (z.B == 0 || z.H == 0 || z.Tq == 0) return;
+  TT_CHECK(z.Tk > 0 && z.Dh > 0);
+  check_rows(dq, z.B, z.Tq, z, "dq");
+  check_rows(dk, z.B, z.Tk, z, "dk");
+  check_rows(dv, z.B, z.Tk, z, "dv");
+  check_rows(dctx, z.B, z.Tq, z, "dctx");
+  check_rows(q, z.B, z.Tq, z, "q");
+  check_rows(k, z.B, z.Tk, z, "k");
+  check_rows(v, z.B, z.Tk, z, "v");
+  check_scores(probs, z, "probs");
+  check_scores(dprobs, z, "dprobs");
+  if (p > 0) check_scores(dropped, z, "dropped weights");
+  probs.backend().attention_backward(dq.t.f32(), dq.ld, dk.t.f32(), dk.ld, dv.t.f32(), dv.ld, dprobs.f32(),
+                                     dctx.t.f32(), dctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr, q.t.f32(),
+                                     q.ld, k.t.f32(), k.ld, v.t.f32(), v.ld, z.B, z.H, z.Tq, z.Tk, z.Dh, scale, p,
+                                     key);
+}
+
+}  // namespace tt::ops

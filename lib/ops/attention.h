@@ -1,0 +1,32 @@
+// Fused scaled dot-product attention on the projections as the Linear layers leave them (backend.h,
+// attention_forward / attention_backward): no per-head copies, one kernel call for all B x H heads.
+#pragma once
+
+#include "backend/backend.h"
+#include "tensor/tensor.h"
+
+namespace tt::ops {
+
+// Rows (b, t) of B sentences of T rows each, H heads of Dh columns per row, row stride ld: element
+// (b, t, h, j) at t.f32()[(b * T + t) * ld + h * Dh + j]. The tensor starts at the operand's first element.
+struct HeadRows {
+  tensor::Tensor t;
+  int64_t ld = 0;
+};
+
+struct AttentionSizes {
+  int B = 0, H = 0, Tq = 0, Tk = 0, Dh = 0;
+};
+
+// ctx = dropout(softmax(mask(scale q k^T))) v per head; probs [B, H, Tq, Tk] kept for backward, dropped the
+// same shape (used by some backends when p > 0; may be undefined when p == 0). key_lengths [B] i32 or undefined.
+void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                       const HeadRows& q, const HeadRows& k, const HeadRows& v, const tensor::Tensor& key_lengths,
+                       AttentionSizes z, float scale, bool causal, float p, backend::DropoutKey key);
+// dq, dk, dv assigned; dprobs: scratch of probs' shape.
+void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
+                        const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                        const HeadRows& q, const HeadRows& k, const HeadRows& v, AttentionSizes z, float scale, float p,
+                        backend::DropoutKey key);
+
+}  // namespace tt::ops
