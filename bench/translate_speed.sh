@@ -16,7 +16,9 @@
 # peak RSS. Ends with the CPU model and its vector flags.
 # environment:
 #   ROUNDS=2 THREADS=2 BEAM=4 BATCH=32 N=256 LEN=32
-#   CT2_TYPES="float32"   CTranslate2 compute types to run (the first is the ratio's denominator;
+#   TT_TYPES="float32"    tt-translate --compute-type values to run (e.g. "float32 int8")
+#   CT2_TYPES="float32"   CTranslate2 compute types to run (each is compared with tt's float32, or with
+#                         tt's int8 for CTranslate2's int8* types when TT_TYPES has int8;
 #                         e.g. "float32 int8_float32 int8" for reference figures)
 #   CASES="base multi30k" which cases to run (multi30k needs the model dir argument)
 #   TT_BIN=build/bin (tt-translate, tt-train, tt-tokenize)   BENCH_DIR=where tt_to_ct2.py lives
@@ -26,6 +28,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 m30k_model=${1:-}
 rounds=${ROUNDS:-2} threads=${THREADS:-2} beam=${BEAM:-4} batch=${BATCH:-32} n=${N:-256} len=${LEN:-32}
 ct2_types=${CT2_TYPES:-float32}
+tt_types=${TT_TYPES:-float32}
 cases=${CASES:-"base multi30k"}
 ((len >= 2)) || { echo "translate_speed: LEN must be at least 2" >&2; exit 2; }
 bin=${TT_BIN:-$repo/build/bin}
@@ -111,11 +114,13 @@ bench() {
   local results=$work/$name.jsonl
   : >"$results"
   for ((round = 1; round <= rounds; round++)); do
-    echo "translate_speed: $name round $round: tt" >&2
     local load full
-    load=$("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "${tt_args[@]}")
-    full=$("$py" "$work/run.py" "$work/out" "$input" 1 "$bin/tt-translate" "${tt_args[@]}")
-    echo "{\"engine\": \"tt float32\", \"load\": $load, \"full\": $full}" >>"$results"
+    for type in $tt_types; do
+      echo "translate_speed: $name round $round: tt $type" >&2
+      load=$("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "${tt_args[@]}" --compute-type "$type")
+      full=$("$py" "$work/run.py" "$work/out" "$input" 1 "$bin/tt-translate" "${tt_args[@]}" --compute-type "$type")
+      echo "{\"engine\": \"tt $type\", \"load\": $load, \"full\": $full}" >>"$results"
+    done
     for type in $ct2_types; do
       echo "translate_speed: $name round $round: CTranslate2 $type" >&2
       local ct2=("$py" "$work/ct2.py" "$ct2_model" "$format" "$type" "$threads" "$batch" "$beam" "$fixed" 0.6 1 50)
@@ -139,7 +144,10 @@ for r in rows:
 engines = list(best)
 for name in engines:
     e = best[name]
-    ratio = f"  tt/this {best[engines[0]]['tok_s'] / e['tok_s']:.2f}x" if name != engines[0] else ''
+    ratio = ''
+    if name.startswith('ctranslate2'):
+        mine = 'tt int8' if name.split()[1].startswith('int8') and 'tt int8' in best else 'tt float32'
+        ratio = f"  {mine}/this {best[mine]['tok_s'] / e['tok_s']:.2f}x"
     print(f"{sys.argv[2]:9} {name:24} {e['tok_s']:8.0f} tgt tok/s  (rounds: {', '.join(map(str, e['all']))}; "
           f"{e['tokens']} tokens)  peak RSS {e['rss']:.0f} MB{ratio}")
 EOF

@@ -14,6 +14,7 @@
 #include "cli/app.h"
 #include "cli/common_options.h"
 #include "cli/decode_options.h"
+#include "cli/openmp_env.h"
 #include "cli/run_tool.h"
 #include "data/spm_tokenizer.h"
 #include "decode/translator.h"
@@ -279,4 +280,7 @@ int attnviz_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return tt::cli::run_tool("tt-attnviz", argc, argv, &attnviz_main); }
+int main(int argc, char** argv) {
+  tt::cli::use_short_openmp_spin(argv);
+  return tt::cli::run_tool("tt-attnviz", argc, argv, &attnviz_main);
+}

@@ -18,6 +18,7 @@
 #include "cli/flag_names.h"
 #include "cli/input_files.h"
 #include "cli/model_options.h"
+#include "cli/openmp_env.h"
 #include "cli/run_tool.h"
 #include "dist/communicator.h"
 #include "io/model_dir.h"
@@ -301,4 +302,7 @@ int train_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return tt::cli::run_tool("tt-train", argc, argv, &train_main); }
+int main(int argc, char** argv) {
+  tt::cli::use_short_openmp_spin(argv);
+  return tt::cli::run_tool("tt-train", argc, argv, &train_main);
+}

@@ -15,6 +15,7 @@
 #include "cli/app.h"
 #include "cli/common_options.h"
 #include "cli/decode_options.h"
+#include "cli/openmp_env.h"
 #include "cli/run_tool.h"
 #include "data/spm_tokenizer.h"
 #include "decode/translator.h"
@@ -155,4 +156,7 @@ int translate_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return tt::cli::run_tool("tt-translate", argc, argv, &translate_main); }
+int main(int argc, char** argv) {
+  tt::cli::use_short_openmp_spin(argv);
+  return tt::cli::run_tool("tt-translate", argc, argv, &translate_main);
+}
