@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,9 @@ inline std::vector<std::string> read_lines(const std::string& path) {
 }
 
 inline const TrainedFixture& trained_fixture() {
-  static TrainedFixture* fixture = [] {
-    auto* f = new TrainedFixture;
+  // Owned by a static so that its directory is removed at exit (a leaked pointer left one per test binary in /tmp).
+  static const std::unique_ptr<TrainedFixture> fixture = [] {
+    auto f = std::make_unique<TrainedFixture>();
     const std::string data = std::string(TT_TEST_DATA_DIR) + "/tokenize/";
     data::SpmTrainOptions so;
     so.inputs = {data + "corpus.en", data + "corpus.de"};
