@@ -36,6 +36,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads) {
   if (const int index = cuda_index(device); index >= 0) {
 #ifdef TT_WITH_CUDA
     const int count = cuda_device_count();
+    if (count == 0) return make_cuda_backend(index);  // throws the reason: no plugin, no CUDA library, no driver
     if (index >= count)
       throw Error("device " + device + " does not exist: " + std::to_string(count) + " CUDA device(s) visible",
                   count > 1   ? "use --device cuda:0 .. cuda:" + std::to_string(count - 1)

@@ -6,10 +6,11 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "backend/cuda/cuda_check.h"
-#include "backend/cuda/cuda_factory.h"
+#include "backend/cuda/cuda_plugin_abi.h"
 #include "backend/cuda/gemm_bf16.h"
 #include "backend/cuda/kernel_utils.h"
 
@@ -17,7 +18,9 @@ namespace tt::backend {
 
 using namespace cuda_kernels;
 
-int cuda_device_count() {
+namespace {
+
+int device_count() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {  // no driver, no device, or a driver/runtime mismatch
     cudaGetLastError();
@@ -26,13 +29,19 @@ int cuda_device_count() {
   return count;
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int index) {
+std::unique_ptr<Backend> make_device_backend(int index) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     cudaGetLastError();
     throw Error(std::string("no usable CUDA device: ") + cudaGetErrorString(status),
                 "check the driver with nvidia-smi, or run with --device cpu");
+  }
+  if (count == 0) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    throw Error(std::string("no CUDA device is visible") +
+                    (visible ? std::string(" (CUDA_VISIBLE_DEVICES=") + visible + ")" : std::string()),
+                "run with --device cpu");
   }
   if (index < 0 || index >= count) {
     throw Error("CUDA device " + std::to_string(index) + " does not exist (" + std::to_string(count) +
@@ -41,6 +50,8 @@ std::unique_ptr<Backend> make_cuda_backend(int index) {
   }
   return std::make_unique<CudaBackend>(index);
 }
+
+}  // namespace
 
 void CudaStreamDeleter::operator()(CUstream_st* stream) const noexcept { cudaStreamDestroy(stream); }
 void CublasDeleter::operator()(cublasContext* handle) const noexcept { cublasDestroy(handle); }
@@ -114,3 +125,9 @@ void CudaBackend::fill(float* x, float value, int64_t n) {
 void CudaBackend::synchronize() { TT_CUDA_CHECK(cudaStreamSynchronize(stream_.get())); }
 
 }  // namespace tt::backend
+
+extern "C" const tt::backend::CudaPluginEntry* tt_cuda_plugin_entry() {
+  static constexpr tt::backend::CudaPluginEntry entry{tt::backend::kCudaPluginAbi, tt::backend::device_count,
+                                                      tt::backend::make_device_backend};
+  return &entry;
+}
