@@ -11,7 +11,7 @@
 namespace tt::cli {
 
 // When neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set: sets GOMP_SPINCOUNT=10000 and re-executes
-// /proc/self/exe with the same arguments (same process, same standard streams). Returns (doing nothing)
+// the program (its path read from /proc/self/exe) with the same arguments (same process, same standard streams). Returns (doing nothing)
 // when either is set, or when the re-execution fails.
 void use_short_openmp_spin(char** argv);
 
