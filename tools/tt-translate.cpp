@@ -71,9 +71,9 @@ int translate_main(int argc, char** argv) {
   tt::cli::add_batching_options(app, d, "Batching");
   app.add_flag("--flush", o.flush, "Translate and print each line as soon as it is read")->group("Batching");
   app.add_option("--compute-type", f.compute_type,
-                 "Matrix products with the weights: float32, or int8 (8-bit weights and activations, int32 sums; "
-                 "faster, slightly less exact)")
-      ->check(CLI::IsMember({"float32", "int8"}));
+                 "Matrix products with the weights: float32, int8 (8-bit weights and activations, int32 sums) or "
+                 "bf16 (bfloat16 operands, float32 sums; needs AVX512-BF16 or AMX): faster, slightly less exact")
+      ->check(CLI::IsMember({"float32", "int8", "bf16"}));
   tt::cli::add_threads_option(app, common);
   tt::cli::add_device_option(app, common);
   tt::cli::add_quiet_flag(app, common);
@@ -92,6 +92,13 @@ int translate_main(int argc, char** argv) {
   const bool invariant = backend->set_row_invariant(true);
   if (f.compute_type == "int8" && !backend->set_matmul_precision(tt::backend::MatmulPrecision::int8))
     throw tt::ConfigError("--compute-type int8 is not available on " + backend->name(), "use --compute-type float32");
+  if (f.compute_type == "bf16" && !backend->set_matmul_precision(tt::backend::MatmulPrecision::bf16)) {
+    const std::string isa = backend->matmul_isa();
+    throw tt::ConfigError("--compute-type bf16 is not available on " + backend->name() +
+                              (isa.empty() ? std::string() : ", oneDNN ISA " + isa) +
+                              " (a CPU needs AVX512-BF16 or AMX)",
+                          "use --compute-type float32 or int8");
+  }
   std::vector<std::unique_ptr<tt::nn::Transformer>> owned;
   std::vector<tt::nn::Transformer*> models;
   Vocab vocab;

@@ -29,7 +29,8 @@ struct DropoutKey {
 // products accumulated and written in fp32 (mixed-precision training); everything else stays fp32.
 // int8 (inference): the row-invariant products against constant weights (x W^T: linear layers, output
 // projection) take int8 operands — weights per output row, activations per row, symmetric — with exact
-// int32 sums and fp32 results; every other product stays fp32.
+// int32 sums and fp32 results; every other product stays fp32. In row-invariant mode (decoding) bf16 works
+// the same way: only the products against weights take bf16 operands.
 enum class MatmulPrecision { fp32, bf16, int8 };
 
 // Strides (in elements) of a batched matrix operand with two batch dimensions [b1, b2, rows, cols]:
@@ -62,8 +63,8 @@ class Backend {
   // Returns whether the mode is now as requested (false: this backend cannot promise it).
   virtual bool set_row_invariant(bool on) { return !on; }
 
-  // Matrix-product precision for every later gemm / gemm_batched call (bf16: row-invariant products stay
-  // fp32; int8: only row-invariant products against weights change).
+  // Matrix-product precision for every later gemm / gemm_batched call (bf16 and int8 in row-invariant
+  // mode: only the products against weights change; int8 outside that mode: none).
   // Returns whether the mode is now as requested (false: this backend or processor cannot run it).
   virtual bool set_matmul_precision(MatmulPrecision p) { return p == MatmulPrecision::fp32; }
   virtual MatmulPrecision matmul_precision() const { return MatmulPrecision::fp32; }

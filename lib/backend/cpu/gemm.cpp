@@ -213,7 +213,11 @@ void CpuBackend::gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, in
   if (!trans_a && trans_b && alpha == 1.0f && beta == 0.0f) {
     if (!matmul_) matmul_ = std::make_unique<MatmulCache>();
     if (!matmul_->packed) matmul_->packed = std::make_unique<PackedGemm>(matmul_->engine, threads_, *kernels_, ctx_);
-    if (matmul_->packed->run(M, N, K, A, lda, B, ldb, C, ldc, precision_ == MatmulPrecision::int8)) return;
+    using Operands = PackedGemm::Operands;
+    const Operands type = precision_ == MatmulPrecision::int8   ? Operands::s8
+                          : precision_ == MatmulPrecision::bf16 ? Operands::bf16
+                                                                : Operands::f32;
+    if (matmul_->packed->run(M, N, K, A, lda, B, ldb, C, ldc, type)) return;
   }
   constexpr int kMinRows = 16, kChunkRows = 64, kBlockCols = 256;
   // A transposed operand is first copied to row-major rows (inference never takes this path).

@@ -33,27 +33,38 @@ std::vector<float> PackedGemm::fingerprint(const float* B, int N, int K, int64_t
   return s;
 }
 
-std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, bool int8) const {
+namespace {
+
+dt element_type(PackedGemm::Operands type) {
+  return type == PackedGemm::Operands::s8 ? dt::s8 : type == PackedGemm::Operands::bf16 ? dt::bf16 : dt::f32;
+}
+
+}  // namespace
+
+std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, Operands type) const {
   std::vector<Tile> tiles;
-  const int main_rows = int8 ? kInt8TileRows : fp32_tile_rows_;
+  const bool int8 = type == Operands::s8;
+  const int fixed_rows = tile_rows_[type == Operands::bf16 ? 1 : 0];
+  const int main_rows = int8 ? kInt8TileRows : fixed_rows;
   int64_t r0 = 0;
   for (; r0 + main_rows <= M; r0 += main_rows) tiles.push_back({r0, main_rows, main_rows});
-  const int tail_rows = int8 ? kInt8TailRows : fp32_tile_rows_;
+  const int tail_rows = int8 ? kInt8TailRows : fixed_rows;
   for (; r0 < M; r0 += tail_rows) tiles.push_back({r0, tail_rows, static_cast<int>(std::min<int64_t>(tail_rows, M - r0))});
   return tiles;
 }
 
-PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, bool int8, int height) {
-  const KernelKey key{K, width, lda, int8, height};
+PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, Operands type, int height) {
+  const KernelKey key{K, width, lda, static_cast<int64_t>(type), height};
   auto it = kernels_by_shape_.find(key);
   if (it != kernels_by_shape_.end()) return it->second.get();
   auto k = std::make_unique<Kernel>();
-  // int8: A is quantized into a dense buffer (row stride K); the accumulators come out as s32.
-  k->a_md = int8 ? memory::desc({height, K}, dt::s8, memory::dims{K, 1})
-                 : memory::desc({height, K}, dt::f32, memory::dims{lda, 1});
+  const bool int8 = type == Operands::s8;
+  // int8, bf16: A is converted into a dense buffer (row stride K); int8's accumulators come out as s32.
+  k->a_md = type == Operands::f32 ? memory::desc({height, K}, dt::f32, memory::dims{lda, 1})
+                                  : memory::desc({height, K}, element_type(type), memory::dims{K, 1});
   // A dense output tile: oneDNN's brgemm kernels take no other (a strided one falls back to its gemm).
   k->c_md = memory::desc({height, width}, int8 ? dt::s32 : dt::f32, memory::dims{width, 1});
-  const memory::desc b_md({K, width}, int8 ? dt::s8 : dt::f32, memory::format_tag::any);
+  const memory::desc b_md({K, width}, element_type(type), memory::format_tag::any);
   try {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-thread scratchpads: tiles run concurrently
@@ -61,8 +72,9 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, bool int8,
     k->prim = dnnl::matmul(pd);
     k->scratch_bytes = pd.scratchpad_desc().get_size();
     k->b_md = pd.weights_desc();
-    if (!int8 && fp32_tile_rows_ == 0)
-      fp32_tile_rows_ = std::string(pd.impl_info_str()).rfind("brg", 0) == 0 ? kBrgemmTileRows : kGemmTileRows;
+    int& fixed_rows = tile_rows_[type == Operands::bf16 ? 1 : 0];
+    if (!int8 && fixed_rows == 0)
+      fixed_rows = std::string(pd.impl_info_str()).rfind("brg", 0) == 0 ? kBrgemmTileRows : kGemmTileRows;
   } catch (const dnnl::error&) {
     k.reset();
   }
@@ -70,13 +82,19 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, bool int8,
 }
 
 // Block [c0, c0 + width) of B [N, K] (its rows), as the [K, width] operand in the kernel's layout.
-memory PackedGemm::pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, bool int8,
+memory PackedGemm::pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, Operands type,
                               std::vector<float>& scales) {
   dnnl::stream stream(engine_);
   memory packed(k.b_md, engine_);
-  if (!int8) {
+  if (type == Operands::f32) {
     memory user(memory::desc({K, width}, dt::f32, memory::dims{1, ldb}), engine_, const_cast<float*>(B));
     dnnl::reorder(user, packed).execute(stream, user, packed);
+  } else if (type == Operands::bf16) {  // rounded here, by tt's kernel: the same rounding as A's
+    std::vector<uint16_t> b(static_cast<size_t>(width) * K);
+    kernels_.convert_to_bf16(ctx_, b.data(), B, 1, 1, width, K, MatrixStrides{0, 0, ldb});
+    memory user(memory::desc({K, width}, dt::bf16, memory::dims{1, K}), engine_, b.data());
+    dnnl::reorder(user, packed).execute(stream, user, packed);
+    stream.wait();  // b is freed on return
   } else {
     std::vector<int8_t> q(static_cast<size_t>(width) * K);
     scales.resize(static_cast<size_t>(width));
@@ -89,9 +107,9 @@ memory PackedGemm::pack_block(const Kernel& k, const float* B, int K, int width,
   return packed;
 }
 
-PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda, bool int8) {
+PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda, Operands type) {
   // The packed layout is the one the kernel wants, which may depend on the strides.
-  const WeightsKey key{static_cast<int64_t>(reinterpret_cast<uintptr_t>(B)), N, K, ldb, lda, int8};
+  const WeightsKey key{static_cast<int64_t>(reinterpret_cast<uintptr_t>(B)), N, K, ldb, lda, static_cast<int64_t>(type)};
   std::vector<float> sample = fingerprint(B, N, K, ldb);
   auto it = weights_.find(key);
   if (it != weights_.end() && std::memcmp(it->second.sample.data(), sample.data(), sample.size() * sizeof(float)) == 0)
@@ -100,10 +118,10 @@ PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t l
   w.sample = std::move(sample);
   for (int c0 = 0; c0 < N; c0 += kBlockCols) {
     const int width = std::min(kBlockCols, N - c0);
-    Kernel* k = kernel(K, width, lda, int8, kInt8TileRows);  // the weights layout (same for every height)
+    Kernel* k = kernel(K, width, lda, type, kInt8TileRows);  // the weights layout (same for every height)
     if (!k) return nullptr;
     Block b{c0, width, {}, {}};
-    b.weights = pack_block(*k, B + c0 * ldb, K, width, ldb, int8, b.scales);
+    b.weights = pack_block(*k, B + c0 * ldb, K, width, ldb, type, b.scales);
     w.blocks.push_back(std::move(b));
   }
   if (weights_.size() >= 1024) weights_.clear();  // bound the cache (a model has a few hundred matrices)
@@ -124,15 +142,16 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
 }
 
 bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-                     int64_t ldc, bool int8) {
-  Weights* w = weights(B, N, K, ldb, lda, int8);
+                     int64_t ldc, Operands type) {
+  const bool int8 = type == Operands::s8;
+  Weights* w = weights(B, N, K, ldb, lda, type);
   if (!w) return false;
-  const std::vector<Tile> tiles = tiling(M, int8);
+  const std::vector<Tile> tiles = tiling(M, type);
   const int heights[2] = {tiles.front().height, tiles.back().height};
   std::vector<Kernel*> kernels;  // [block][0: main height, 1: tail height]
   for (const Block& b : w->blocks)
     for (int height : heights) {
-      kernels.push_back(kernel(K, b.width, lda, int8, height));
+      kernels.push_back(kernel(K, b.width, lda, type, height));
       if (!kernels.back()) return false;
       if (kernels.back()->b_md != b.weights.get_desc()) return false;  // the packed layout must fit
     }
@@ -143,6 +162,10 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
     a_scales_.assign(static_cast<size_t>(padded_rows), 0.0f);
     std::fill(quantized_a_.begin() + static_cast<ptrdiff_t>(M) * K, quantized_a_.end(), int8_t{0});
     kernels_.quantize_rows_s8(ctx_, quantized_a_.data(), a_scales_.data(), A, M, K, lda, 127);
+  } else if (type == Operands::bf16) {  // every row rounded once; the padding rows of the last tile are zero
+    bf16_a_.resize(static_cast<size_t>(padded_rows) * K);
+    std::fill(bf16_a_.begin() + static_cast<ptrdiff_t>(M) * K, bf16_a_.end(), uint16_t{0});
+    kernels_.convert_to_bf16(ctx_, bf16_a_.data(), A, 1, 1, M, K, MatrixStrides{0, 0, lda});
   } else if (last.rows < last.height) {  // the last tile, padded with zero rows, at the same stride
     tail_a_.assign(static_cast<size_t>(last.height) * lda, 0.0f);
     for (int i = 0; i < last.rows; ++i)
@@ -189,8 +212,9 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         }
         const bool padded = tile.rows < tile.height;
         const int64_t r0 = tile.r0;
-        void* a = int8 ? static_cast<void*>(quantized_a_.data() + r0 * K)
-                       : const_cast<float*>(padded ? tail_a_.data() : A + r0 * lda);
+        void* a = int8                    ? static_cast<void*>(quantized_a_.data() + r0 * K)
+                  : type == Operands::bf16 ? static_cast<void*>(bf16_a_.data() + r0 * K)
+                                           : const_cast<float*>(padded ? tail_a_.data() : A + r0 * lda);
         am.set_data_handle(a);
         k->prim.execute(streams_[static_cast<size_t>(t)], args);
         streams_[static_cast<size_t>(t)].wait();

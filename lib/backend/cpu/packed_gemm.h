@@ -19,6 +19,10 @@
 // (AVX2, plain AVX-512) oneDNN multiplies u8 x s8 pairs into saturating int16 sums, so weights get 7 bits
 // there (|q| <= 63) and the sums stay exact.
 //
+// bf16 (--compute-type bf16, CPUs with AVX512-BF16 or AMX): B is rounded to bf16 once when packed, A on
+// every call, and oneDNN sums the products in fp32. Rounding is per element, and every tile has the same
+// height (the float32 rule; a tail is padded with zero rows), so a row's bits depend on that row alone.
+//
 // B is recognised by its address and shape, and re-packed when a sample of 64 of its values changes: the
 // weights of an inference model never change, and a training step changes every weight (a change to
 // unsampled values only would go unseen: do not edit a few weights in place between products).
@@ -38,8 +42,10 @@ namespace tt::backend::cpu {
 
 class PackedGemm {
  public:
+  enum class Operands { f32, bf16, s8 };
+
   static constexpr int kBlockCols = 256;
-  static constexpr int kBrgemmTileRows = 8, kGemmTileRows = 16;  // float32 (see above)
+  static constexpr int kBrgemmTileRows = 8, kGemmTileRows = 16;  // float32 and bf16 (see above)
   static constexpr int kInt8TileRows = 16, kInt8TailRows = 4;    // int8
 
   PackedGemm(dnnl::engine& engine, int threads, const KernelTable& kernels, const KernelContext& ctx)
@@ -50,7 +56,7 @@ class PackedGemm {
 
   // Returns false (and computes nothing) where oneDNN offers no primitive for the shape.
   bool run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
-           bool int8 = false);
+           Operands type = Operands::f32);
 
  private:
   struct Block {
@@ -71,14 +77,14 @@ class PackedGemm {
     dnnl::memory::desc a_md, b_md, c_md;  // b_md: the packed weights' layout
     size_t scratch_bytes = 0;
   };
-  using WeightsKey = std::array<int64_t, 6>;  // address, N, K, ldb, lda, int8
-  using KernelKey = std::array<int64_t, 5>;   // K, width, lda, int8, height
+  using WeightsKey = std::array<int64_t, 6>;  // address, N, K, ldb, lda, type
+  using KernelKey = std::array<int64_t, 5>;   // K, width, lda, type, height
 
-  Kernel* kernel(int K, int width, int64_t lda, bool int8, int height);  // null where oneDNN has none
-  std::vector<Tile> tiling(int M, bool int8) const;
-  Weights* weights(const float* B, int N, int K, int64_t ldb, int64_t lda, bool int8);
+  Kernel* kernel(int K, int width, int64_t lda, Operands type, int height);  // null where oneDNN has none
+  std::vector<Tile> tiling(int M, Operands type) const;
+  Weights* weights(const float* B, int N, int K, int64_t ldb, int64_t lda, Operands type);
   static std::vector<float> fingerprint(const float* B, int N, int K, int64_t ldb);
-  dnnl::memory pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, bool int8,
+  dnnl::memory pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, Operands type,
                           std::vector<float>& scales);
   void prepare_threads(int nt, size_t scratch_bytes);
 
@@ -88,8 +94,9 @@ class PackedGemm {
   const KernelContext& ctx_;
   std::map<WeightsKey, Weights> weights_;
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_by_shape_;  // a null entry: oneDNN refused the shape
-  int fp32_tile_rows_ = 0;               // decided by the first float32 kernel oneDNN creates
+  int tile_rows_[2] = {0, 0};            // f32, bf16: decided by the first such kernel oneDNN creates
   std::vector<float> tail_a_;            // fp32: the last, partial tile of A padded to a tile (same stride)
+  std::vector<uint16_t> bf16_a_;         // bf16: A rounded, [padded rows, K] (padding rows zero)
   std::vector<int8_t> quantized_a_;      // int8: A quantized, [padded rows, K] (padding rows zero)
   std::vector<float> a_scales_;          // int8: [padded rows]
   std::vector<std::vector<char>> scratch_;  // per thread
