@@ -50,7 +50,7 @@ out=$(cd "$out" && pwd)
 # The recipe: tiny preset (4+4 layers, d_model 128), a joint 8k SentencePiece vocabulary, token batches,
 # the inverse-square-root schedule with a peak learning rate (what short runs on small data want).
 vocab=8000 batch_tokens=2048 lr=0.0015 warmup=400 valid_every=400 dropout=0.1
-max_steps=${steps:-2400}
+max_steps=${steps:-3000}  # 2,400 took 7.7 min on a Zen 4 with validation BLEU still rising: 3,000 fill ~10 min
 if ((quick)); then
   vocab=1000 batch_tokens=2048 warmup=60 valid_every=100
   max_steps=${steps:-200}
