@@ -48,14 +48,17 @@ Plugin load() {
     auto entry_fn = reinterpret_cast<EntryFn>(dlsym(handle, "tt_cuda_plugin_entry"));
     if (!entry_fn) {
       note(plugin.error, path + " is not tt's CUDA plugin (no tt_cuda_plugin_entry)");
+      dlclose(handle);
       continue;
     }
     const CudaPluginEntry* entry = entry_fn();
     if (entry->abi != kCudaPluginAbi) {
       note(plugin.error, path + " is from another tt build (plugin ABI " + std::to_string(entry->abi) +
                              ", this tool " + std::to_string(kCudaPluginAbi) + ")");
+      dlclose(handle);
       continue;
     }
+    // The loaded plugin stays open for the life of the process: its backends' code lives there.
     plugin.entry = entry;
     plugin.error.clear();
     return plugin;
