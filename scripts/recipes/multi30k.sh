@@ -6,8 +6,12 @@
 # usage: scripts/recipes/multi30k.sh [DATA_DIR] [RUN_DIR]
 #   DATA_DIR  holds train/val/test2016 .en/.de (default: the bundled data/multi30k, decompressed into RUN_DIR)
 #   RUN_DIR   default: runs/multi30k
-# Environment: THREADS (2), TIME_LIMIT (2h), MAX_STEPS (0: none), VOCAB (8000), BATCH_TOKENS (4096),
-#   LR (0.0015), WARMUP (800), DROPOUT (0.1), SEED (1); PATH must hold the tt tools (or TT_BIN=build/bin).
+# Environment: THREADS (2), TIME_LIMIT (90m), MAX_STEPS (0: none), VOCAB (8000), BATCH_TOKENS (4096),
+#   LR (0.0025), WARMUP (2000), DROPOUT (0.3), SEED (1); PATH must hold the tt tools (or TT_BIN=build/bin).
+# Measured with these defaults (AMD EPYC Zen 4, 2 threads, 2026-12-01): 15,565 steps (116 epochs) in 90 min,
+# best validation BLEU 39.8; test2016 average of the last 5, beam 4: BLEU 40.4, chrF 64.4 (last checkpoint
+# greedy 38.8); the curve was flat from ~75 min (validation BLEU 39.2-39.8). Only this one setting was run at
+# this length (the demo's dropout 0.1 schedule is tuned for 10 minutes).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=${1:-} run=${2:-runs/multi30k}
@@ -26,10 +30,10 @@ done; done
 
 tt-tokenize train --input "$data/train.en" "$data/train.de" --model-prefix "$run/spm" --vocab-size "${VOCAB:-8000}" \
   --model-type unigram --character-coverage 1.0 --threads "$threads" --quiet
-stop=(--time-limit "${TIME_LIMIT:-2h}" --early-stop 6)
+stop=(--time-limit "${TIME_LIMIT:-90m}" --early-stop 6)
 [[ ${MAX_STEPS:-0} -gt 0 ]] && stop+=(--max-steps "$MAX_STEPS")
-tt-train --preset tiny --dropout "${DROPOUT:-0.1}" --spm "$run/spm.model" \
+tt-train --preset tiny --dropout "${DROPOUT:-0.3}" --spm "$run/spm.model" \
   --train "$data/train.en" "$data/train.de" --valid "$data/val.en" "$data/val.de" \
-  --batch-tokens "${BATCH_TOKENS:-4096}" --lr "${LR:-0.0015}" --warmup-steps "${WARMUP:-800}" \
+  --batch-tokens "${BATCH_TOKENS:-4096}" --lr "${LR:-0.0025}" --warmup-steps "${WARMUP:-2000}" \
   --valid-every 500 --keep-last 5 "${stop[@]}" --threads "$threads" --seed "${SEED:-1}" -o "$run/train"
 THREADS=$threads "$root/bench/quality.sh" "$run/train" "$data/test2016.en" "$data/test2016.de"
