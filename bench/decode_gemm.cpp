@@ -14,34 +14,11 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "bench_timer.h"
 
 namespace {
 
-double cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-// Median seconds per call: 2 warm-up calls, then repeat until >= 0.2 s and >= 5 calls.
-double time_it(const std::function<void()>& f) {
-  static const bool use_cpu = std::getenv("TT_BENCH_CPU_TIME") != nullptr;
-  f();
-  f();
-  std::vector<double> t;
-  double total = 0.0;
-  while (total < 0.2 || t.size() < 5) {
-    const auto a = std::chrono::steady_clock::now();
-    const double c = cpu_seconds();
-    f();
-    const double s =
-        use_cpu ? cpu_seconds() - c : std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-    t.push_back(s);
-    total += s;
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+double time_it(const std::function<void()>& f) { return tt::bench::time_it(f, 0.2); }
 
 }  // namespace
 

@@ -15,36 +15,11 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "bench_timer.h"
 
 namespace {
 
-// Process CPU seconds: on a shared, oversubscribed machine wall time mostly measures the neighbours.
-// With 1 thread this is the kernel's own cost; with more it also counts OpenMP spin-waiting.
-double cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-// Median seconds per call (wall, or CPU time when TT_BENCH_CPU_TIME is set): 2 warm-up calls, then
-// repeat until >= 0.3 s and >= 5 calls.
-double time_it(const std::function<void()>& f) {
-  static const bool use_cpu = std::getenv("TT_BENCH_CPU_TIME") != nullptr;
-  f();
-  f();
-  std::vector<double> t;
-  double total = 0.0;
-  while (total < 0.3 || t.size() < 5) {
-    auto a = std::chrono::steady_clock::now();
-    double c = cpu_seconds();
-    f();
-    double s = use_cpu ? cpu_seconds() - c : std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-    t.push_back(s);
-    total += s;
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+double time_it(const std::function<void()>& f) { return tt::bench::time_it(f, 0.3); }
 
 std::vector<float> filled(size_t n, float v = 0.01f) { return std::vector<float>(n, v); }
 
