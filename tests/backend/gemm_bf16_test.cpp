@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "support/bf16.h"
 #include "backend/backend.h"
 #include "backend/kernel_fixture.h"
 #include "support/reference_kernels.h"
@@ -16,18 +17,7 @@ using tt::test::upload;
 
 namespace {
 
-float round_bf16(float x) {  // round to nearest even, as the conversion kernel does
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  u = ((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16;
-  std::memcpy(&x, &u, sizeof u);
-  return x;
-}
-
-std::vector<float> rounded(std::vector<float> v) {
-  for (float& x : v) x = round_bf16(x);
-  return v;
-}
+std::vector<float> rounded(std::vector<float> v) { return tt::test::rounded_bf16(std::move(v)); }
 
 // Largest |a - b| over the elements.
 double max_diff(const std::vector<float>& a, const std::vector<double>& b) {

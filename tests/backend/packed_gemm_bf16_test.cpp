@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "backend/kernel_fixture.h"
+#include "support/bf16.h"
 
 using namespace tt;
 using tt::test::random_floats;
@@ -17,15 +18,7 @@ using tt::test::upload;
 
 namespace {
 
-// Round to the nearest bfloat16, ties to even (what oneDNN and tt's conversion kernels do).
-float round_bf16(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
-  float y;
-  std::memcpy(&y, &bits, sizeof y);
-  return y;
-}
+using tt::test::round_bf16;
 
 // C = A B^T in double, optionally on bf16-rounded operands.
 std::vector<double> reference(const std::vector<float>& x, const std::vector<float>& w, int M, int N, int K,

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "support/bf16.h"
 #include "cuda/cuda_fixture.h"
 #include "support/reference_kernels.h"
 
@@ -18,18 +19,7 @@ using backend::MatrixStrides;
 
 namespace {
 
-float round_bf16(float x) {  // round to nearest even, as __float2bfloat16_rn does for finite values
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  u = ((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16;
-  std::memcpy(&x, &u, sizeof u);
-  return x;
-}
-
-std::vector<float> rounded(std::vector<float> v) {
-  for (float& x : v) x = round_bf16(x);
-  return v;
-}
+std::vector<float> rounded(std::vector<float> v) { return tt::test::rounded_bf16(std::move(v)); }
 
 double max_diff(const std::vector<float>& a, const std::vector<double>& b) {
   double worst = 0;
