@@ -92,12 +92,19 @@ TEST_CASE("attention_decode: a row's bits do not depend on the other rows or the
 }
 
 TEST_CASE("topk: best first, ties to the lower index, NaN as -inf, on every ISA variant", "[backend][decode]") {
-  const int rows = 4, V = 1000;
+  const int rows = 5, V = 1000;
   auto x = random_floats(size_t(rows) * V, 9, -5, 5);
   x[5] = x[17] = x[800] = 9.0f;  // row 0: a three-way tie for first
   x[V + 3] = std::numeric_limits<float>::quiet_NaN();  // row 1: NaN never wins
   for (int c = 0; c < V; ++c) x[size_t(2) * V + c] = std::numeric_limits<float>::quiet_NaN();  // row 2: all NaN
   for (int c = 0; c < V; ++c) x[size_t(3) * V + c] = float(c % 7);  // row 3: many ties
+  // row 4: one large value late, NaN in the last column of every 64-column chunk the kernel may test
+  // (chunks start at column k, k + 64, ... for k = 1, 5, 12): a chunk's NaN must not hide its best value
+  for (int c = 0; c < V; ++c) {
+    const int m = c % 64;
+    x[size_t(4) * V + c] = c >= 100 && (m == 0 || m == 4 || m == 11) ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+  }
+  x[size_t(4) * V + 901] = 50.0f;
   for (const std::string& isa : backend::cpu::supported_isas()) {
     backend::cpu::CpuBackend be(2, isa);
     for (int k : {1, 5, 12}) {

@@ -9,6 +9,7 @@
 
 #include "backend/cpu/fast_math.h"
 #include "backend/cpu/kernels/kernel_functions.h"
+#include "backend/cpu/kernels/lanes.h"
 
 namespace tt::backend::cpu::TT_CPU_ISA {
 
@@ -66,6 +67,22 @@ void attention_decode(const KernelContext& ctx, float* out, int64_t ldc, float* 
   }
 }
 
+namespace {
+
+// Largest of x[0, 64), NaN read as -inf: one value per 64 columns to test against the k-th best so far.
+inline float chunk_max(const float* x) {
+  const Lanes neg_inf = Lanes{} - std::numeric_limits<float>::infinity();
+  Lanes m = neg_inf, v;
+  for (int j = 0; j < 64; j += kLanes) {
+    load_lanes(v, x + j);
+    v = v == v ? v : neg_inf;  // NaN compares false: it could otherwise hide a candidate of its chunk
+    m = m > v ? m : v;
+  }
+  return fold<true>(m);
+}
+
+}  // namespace
+
 void topk(const KernelContext& ctx, float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) {
   int nt = threads_for(ctx, rows * V);
   if (nt > rows) nt = static_cast<int>(rows);
@@ -78,9 +95,9 @@ void topk(const KernelContext& ctx, float* values, int32_t* indices, const float
     // Sorted best first; scanning columns in ascending order, an equal value never displaces an
     // earlier one, so ties keep the lower index.
     int filled = 0;
-    for (int c = 0; c < V; ++c) {
+    auto offer = [&](int c) {
       const float xv = std::isnan(xr[c]) ? neg_inf : xr[c];
-      if (filled == k && !(xv > val[k - 1])) continue;
+      if (filled == k && !(xv > val[k - 1])) return;
       int at = filled < k ? filled++ : k - 1;
       while (at > 0 && xv > val[at - 1]) {
         val[at] = val[at - 1];
@@ -89,7 +106,15 @@ void topk(const KernelContext& ctx, float* values, int32_t* indices, const float
       }
       val[at] = xv;
       idx[at] = c;
-    }
+    };
+    int c = 0;
+    for (; c < V && filled < k; ++c) offer(c);
+    // Once k are held, a chunk of 64 whose largest value does not beat the k-th is skipped whole: after
+    // the first few hundred columns almost every chunk is (the same picks as offering every column).
+    for (; c + 64 <= V; c += 64)
+      if (chunk_max(xr + c) > val[k - 1])
+        for (int j = c; j < c + 64; ++j) offer(j);
+    for (; c < V; ++c) offer(c);
     for (int i = 0; i < k; ++i) val[i] = xr[idx[i]];  // the values as stored (a NaN comes back as NaN)
   }
 }
