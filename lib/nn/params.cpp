@@ -25,6 +25,16 @@ void ParameterSet::allocate(backend::Backend& backend, bool with_gradients) {
   }
 }
 
+void ParameterSet::share_values(const ParameterSet& other) {
+  if (!other.allocated() || other.total_ != total_ || other.params_.size() != params_.size())
+    throw Error("share_values: the parameter sets differ");
+  values_ = other.values_;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (params_[i].name != other.params_[i].name) throw Error("share_values: the parameter sets differ");
+    params_[i].value = other.params_[i].value;
+  }
+}
+
 const Parameter* ParameterSet::find(const std::string& name) const {
   for (auto& p : params_)
     if (p.name == name) return &p;

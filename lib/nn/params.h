@@ -27,6 +27,9 @@ class ParameterSet {
   // Phase 2: allocate the flat buffers (values zero; with gradients, grads zero too) and make the views.
   // Inference allocates no gradient buffer: Parameter::grad and grads() stay undefined.
   void allocate(backend::Backend& backend, bool with_gradients = true);
+  // Phase 2, instead: the values are `other`'s (the same declarations; no copy, no gradients), for a
+  // second backend on the same device reading one model's weights in place.
+  void share_values(const ParameterSet& other);
 
   bool allocated() const { return values_.defined(); }
   bool has_gradients() const { return grads_.defined(); }

@@ -15,6 +15,17 @@ Transformer::Transformer(const ModelConfig& config, backend::Backend& backend, U
   impl_->decoder.bind(params_);
 }
 
+Transformer::Transformer(const Transformer& weights, backend::Backend& backend)
+    : config_(weights.config_), usage_(Usage::inference), backend_(backend), impl_(std::make_unique<Impl>(backend)) {
+  if (backend.device() != tensor::Device::cpu || weights.backend_.device() != tensor::Device::cpu)
+    throw Error("a model's weights can be shared between CPU backends only");
+  impl_->declare(params_, config_);
+  params_.share_values(weights.params_);
+  impl_->embeddings.bind(params_, backend_);
+  impl_->encoder.bind(params_);
+  impl_->decoder.bind(params_);
+}
+
 Transformer::~Transformer() = default;
 
 std::vector<std::pair<std::string, Shape>> Transformer::parameter_shapes(const ModelConfig& config) {

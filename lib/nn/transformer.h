@@ -64,6 +64,10 @@ class Transformer {
   // Validates the config, declares and allocates the parameters (values zero: call init_parameters or
   // load weights). An inference model allocates no gradients (half the memory) and cannot train.
   Transformer(const ModelConfig& config, backend::Backend& backend, Usage usage = Usage::training);
+  // An inference model on `backend` that reads `weights`' parameters in place (no copy): one more
+  // decoding worker with its own backend (threads, scratch, packed weights). Both backends are CPU
+  // backends; `weights` must outlive this model and not change while it decodes.
+  Transformer(const Transformer& weights, backend::Backend& backend);
   ~Transformer();
   Transformer(const Transformer&) = delete;
   Transformer& operator=(const Transformer&) = delete;
