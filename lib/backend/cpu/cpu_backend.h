@@ -4,7 +4,8 @@
 // Threads (`--threads`): the count belongs to this instance. threads <= 0 means all cores
 // (omp_get_num_procs()). Every tt loop runs with `num_threads(threads_)`; oneDNN reads the OpenMP
 // `nthreads-var` ICV of the calling thread, so each GEMM entry point sets that ICV to threads_ just
-// before calling oneDNN (the constructor sets it too). Both share the one GNU OpenMP runtime.
+// before calling oneDNN (the constructor sets it too): a backend may be driven from a thread other than
+// the one that made it (tt-translate --workers). Both share the one GNU OpenMP runtime.
 //
 // No kernel allocates: per-thread partial sums live in `scratch_`, grown once to its largest size.
 #pragma once

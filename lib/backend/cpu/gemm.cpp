@@ -40,6 +40,9 @@ void CpuBackend::gemm(bool trans_a, bool trans_b, int M, int N, int K, float alp
     scale_matrix(C, ldc, M, N, beta);
     return;
   }
+  // The calling thread's ICV, which oneDNN reads: a decoding worker's own thread starts with OpenMP's
+  // default (all cores), and so does a one-thread parallel region (not "in parallel" for oneDNN).
+  omp_set_num_threads(threads_);
   if (row_invariant_) {
     gemm_row_invariant(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
@@ -86,6 +89,7 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
                               const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta,
                               float* C, MatrixStrides c) {
   if (batch1 <= 0 || batch2 <= 0 || M <= 0 || N <= 0) return;
+  omp_set_num_threads(threads_);  // as in gemm()
   if (row_invariant_) {
     // One single-threaded M = 1 sgemm per (matrix, row): measured bit-identical whatever the number of
     // rows, and whatever zero-weight key padding extends N (scores) or K (context) — so a sentence's
