@@ -2,6 +2,7 @@
 // over one model directory or an ensemble (-m a b c). See man tt-translate.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "cli/app.h"
 #include "cli/common_options.h"
 #include "cli/decode_options.h"
+#include "cli/decode_workers.h"
 #include "cli/openmp_env.h"
 #include "cli/run_tool.h"
 #include "data/spm_tokenizer.h"
@@ -34,6 +36,7 @@ struct Flags {
   std::string alignment = "none";
   std::string scores_file;
   std::string compute_type = "float32";
+  int workers = 0;  // 0: auto (cli/decode_workers.h)
   bool scores = false;
 };
 
@@ -70,6 +73,10 @@ int translate_main(int argc, char** argv) {
       ->check(CLI::IsMember({"none", "hard", "soft"}))->group(g);
   tt::cli::add_batching_options(app, d, "Batching");
   app.add_flag("--flush", o.flush, "Translate and print each line as soon as it is read")->group("Batching");
+  app.add_option("--workers", f.workers,
+                 "Batches searched at once, each by a worker with --threads/N threads (CPU; weights shared; 0: "
+                 "one per thread for models of d_model <= 256, else 1)")
+      ->check(CLI::Range(0, tt::cli::max_threads))->capture_default_str()->group("Batching");
   app.add_option("--compute-type", f.compute_type,
                  "Matrix products with the weights: float32, int8 (8-bit weights and activations, int32 sums) or "
                  "bf16 (bfloat16 operands, float32 sums; needs AVX512-BF16 or AMX): faster, slightly less exact")
@@ -88,25 +95,37 @@ int translate_main(int argc, char** argv) {
                           std::to_string(o.search.beam), "raise --beam to at least --nbest");
   if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;  // interactive: line at a time
 
-  auto backend = tt::backend::make_backend(common.device, common.threads);
-  const bool invariant = backend->set_row_invariant(true);
-  if (f.compute_type == "int8" && !backend->set_matmul_precision(tt::backend::MatmulPrecision::int8))
-    throw tt::ConfigError("--compute-type int8 is not available on " + backend->name(), "use --compute-type float32");
-  if (f.compute_type == "bf16" && !backend->set_matmul_precision(tt::backend::MatmulPrecision::bf16)) {
-    const std::string isa = backend->matmul_isa();
-    throw tt::ConfigError("--compute-type bf16 is not available on " + backend->name() +
-                              (isa.empty() ? std::string() : ", oneDNN ISA " + isa) +
-                              " (a CPU needs AVX512-BF16 or AMX)",
-                          "use --compute-type float32 or int8");
+  const int threads = tt::cli::resolve_threads(common.threads);
+  if (f.workers > threads)
+    throw tt::ConfigError("--workers " + std::to_string(f.workers) + " exceeds --threads " + std::to_string(threads),
+                          "give each worker at least one thread: raise --threads or lower --workers");
+  std::vector<tt::nn::ModelConfig> configs;
+  std::vector<nlohmann::json> full_configs(f.models.size());
+  int max_d_model = 0;
+  for (size_t i = 0; i < f.models.size(); ++i) {
+    configs.push_back(tt::io::load_model_config(f.models[i], &full_configs[i]));
+    max_d_model = std::max(max_d_model, configs.back().d_model);
   }
+  int workers = f.workers > 0 ? f.workers : tt::cli::auto_workers(max_d_model, threads);
+  auto make_backend = [&](int w) {
+    return tt::cli::make_decoding_backend(common.device, tt::cli::worker_threads(w, workers, threads), f.compute_type);
+  };
+  auto backend = make_backend(0);
+  if (workers > 1 && backend->device() != tt::tensor::Device::cpu) {  // workers share weights in host memory
+    if (f.workers > 1)
+      throw tt::ConfigError("--workers " + std::to_string(f.workers) + " runs on the CPU only, not on " +
+                                backend->name(), "use --workers 1 on a GPU, or --device cpu");
+    workers = 1;
+    backend = make_backend(0);
+  }
+  const bool invariant = backend->set_row_invariant(true);
   std::vector<std::unique_ptr<tt::nn::Transformer>> owned;
   std::vector<tt::nn::Transformer*> models;
   Vocab vocab;
   std::string target_spm_bytes;
   for (size_t i = 0; i < f.models.size(); ++i) {
-    nlohmann::json full;
-    const tt::nn::ModelConfig config = tt::io::load_model_config(f.models[i], &full);
-    owned.push_back(std::make_unique<tt::nn::Transformer>(config, *backend, tt::nn::Usage::inference));
+    const nlohmann::json& full = full_configs[i];
+    owned.push_back(std::make_unique<tt::nn::Transformer>(configs[i], *backend, tt::nn::Usage::inference));
     tt::io::load_model_weights(f.models[i], owned.back()->params());
     models.push_back(owned.back().get());
     const bool needs_spm = o.input_format != tt::decode::TextFormat::ids ||
@@ -122,12 +141,29 @@ int translate_main(int argc, char** argv) {
                             "ensemble only models trained with the same target vocabulary");
     }
   }
+  // Workers 2..N: their own backend (threads, scratch, packed weights), the first worker's weights.
+  std::vector<std::unique_ptr<tt::backend::Backend>> worker_backends;
+  std::vector<std::unique_ptr<tt::nn::Transformer>> worker_models;
+  std::vector<std::vector<tt::nn::Transformer*>> replicas;
+  for (int w = 1; w < workers; ++w) {
+    worker_backends.push_back(make_backend(w));
+    std::vector<tt::nn::Transformer*> replica;
+    for (const auto& m : owned) {
+      worker_models.push_back(std::make_unique<tt::nn::Transformer>(*m, *worker_backends.back()));
+      replica.push_back(worker_models.back().get());
+    }
+    replicas.push_back(std::move(replica));
+  }
+  // After the workers' backends and models: the translator's decoding buffers belong to them.
   tt::decode::Translator translator(models, vocab.source ? &*vocab.source : nullptr,
                                     vocab.target ? &*vocab.target : nullptr, o);
+  for (const auto& replica : replicas) translator.add_worker(replica);
 
   if (!common.quiet) {
+    const std::string runs =
+        workers > 1 ? std::to_string(workers) + " workers of " + backend->name() : backend->name();
     std::fprintf(stderr, "tt-translate: %s, compute %s, %zu model%s, beam %d, length penalty %s (alpha %g)%s\n",
-                 backend->name().c_str(), f.compute_type.c_str(), models.size(), models.size() == 1 ? "" : "s",
+                 runs.c_str(), f.compute_type.c_str(), models.size(), models.size() == 1 ? "" : "s",
                  o.search.beam, d.length_penalty.c_str(), static_cast<double>(o.search.alpha),
                  invariant ? ", batch-invariant" : "");
     if (!invariant)

@@ -1,10 +1,12 @@
 #include "decode/translator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <numeric>
 #include <sstream>
+#include <thread>
 
 #include "util/error.h"
 
@@ -36,7 +38,7 @@ Translator::Translator(const std::vector<nn::Transformer*>& models, const data::
     throw ConfigError("text input needs the source SentencePiece model");
   if (options_.output_format == TextFormat::text && !target_spm_)
     throw ConfigError("text output needs the target SentencePiece model");
-  scorer_ = std::make_unique<EnsembleScorer>(models_);
+  scorers_.push_back(std::make_unique<EnsembleScorer>(models_));
   const nn::ModelConfig& c = models_.front()->config();
   ids_ = special_ids(c);
   source_vocab_ = c.vocab_size_src;
@@ -44,6 +46,15 @@ Translator::Translator(const std::vector<nn::Transformer*>& models, const data::
   // A source may be at most max_positions long (with </s>) in every model.
   for (const auto* m : models_) options_.max_src_len = std::min(options_.max_src_len, m->config().max_positions - 1);
   if (options_.search.attention == false) options_.search.attention = options_.alignment != AlignmentFormat::none;
+}
+
+void Translator::add_worker(const std::vector<nn::Transformer*>& models) {
+  if (models.size() != models_.size()) throw ConfigError("a decoding worker needs the same models");
+  for (size_t i = 0; i < models.size(); ++i)
+    if (models[i]->params().count() != models_[i]->params().count() ||
+        models[i]->config().vocab_size_tgt != models_[i]->config().vocab_size_tgt)
+      throw ConfigError("a decoding worker's model " + std::to_string(i + 1) + " differs from the first worker's");
+  scorers_.push_back(std::make_unique<EnsembleScorer>(models));
 }
 
 std::vector<int32_t> Translator::encode(const std::string& line, const std::string& where) const {
@@ -147,22 +158,46 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
   // the tiny Multi30k model's beam search). The outputs do not depend on the batches (batch-invariant).
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return window[a].source.size() > window[b].source.size(); });
-  std::vector<std::vector<Hypothesis>> results(window.size());
+  struct Batch {
+    size_t first = 0;  // into order
+    std::vector<std::vector<int32_t>> sources;
+  };
+  std::vector<Batch> batches;
   for (size_t i = 0; i < order.size();) {
-    std::vector<std::vector<int32_t>> batch;
+    Batch batch{i, {}};
     size_t longest = 0, j = i;
-    for (; j < order.size() && batch.size() < static_cast<size_t>(options_.batch_size); ++j) {
+    for (; j < order.size() && batch.sources.size() < static_cast<size_t>(options_.batch_size); ++j) {
       const size_t len = std::max(longest, window[order[j]].source.size());
-      if (options_.batch_tokens > 0 && !batch.empty() &&
-          len * (batch.size() + 1) > static_cast<size_t>(options_.batch_tokens))
+      if (options_.batch_tokens > 0 && !batch.sources.empty() &&
+          len * (batch.sources.size() + 1) > static_cast<size_t>(options_.batch_tokens))
         break;
       longest = len;
-      batch.push_back(window[order[j]].source);
+      batch.sources.push_back(window[order[j]].source);
     }
-    auto r = search(*scorer_, batch, options_.search, ids_);
-    for (size_t k = 0; k < r.size(); ++k) results[order[i + k]] = std::move(r[k]);
+    batches.push_back(std::move(batch));
     i = j;
   }
+  std::vector<std::vector<Hypothesis>> results(window.size());
+  // Each worker takes the next batch until none is left; each writes only its batches' results.
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> failures(scorers_.size());
+  auto work = [&](size_t w) {
+    try {
+      for (size_t b; (b = next.fetch_add(1)) < batches.size();) {
+        auto r = search(*scorers_[w], batches[b].sources, options_.search, ids_);
+        for (size_t k = 0; k < r.size(); ++k) results[order[batches[b].first + k]] = std::move(r[k]);
+      }
+    } catch (...) {
+      failures[w] = std::current_exception();
+      next = batches.size();  // the others stop after their current batch
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t w = 1; w < std::min(scorers_.size(), batches.size()); ++w) helpers.emplace_back(work, w);
+  work(0);
+  for (auto& t : helpers) t.join();
+  for (auto& f : failures)
+    if (f) std::rethrow_exception(f);
   const bool nbest = options_.search.nbest > 1;
   char buf[32];
   for (size_t i = 0; i < window.size(); ++i) {

@@ -57,6 +57,13 @@ class Translator {
   Translator(const std::vector<nn::Transformer*>& models, const data::SpmTokenizer* source_spm,
              const data::SpmTokenizer* target_spm, TranslatorOptions options);
 
+  // One more decoding worker: the same models (in the same order) on another backend, e.g. made with
+  // nn::Transformer's weight-sharing constructor. The batches of a window are then searched by all
+  // workers at once, one batch each at a time, longest first. The output does not change where every
+  // backend is batch-invariant (the CPU's): a batch's result does not depend on who searched it.
+  void add_worker(const std::vector<nn::Transformer*>& models);
+  int workers() const { return static_cast<int>(scorers_.size()); }
+
   // Translates every line of `in`; returns the number of lines read.
   size_t run(util::LineReader& in, const TranslatorOutput& out);
 
@@ -81,7 +88,7 @@ class Translator {
   const data::SpmTokenizer* source_spm_;
   const data::SpmTokenizer* target_spm_;
   TranslatorOptions options_;
-  std::unique_ptr<EnsembleScorer> scorer_;
+  std::vector<std::unique_ptr<EnsembleScorer>> scorers_;  // one per worker
   SpecialIds ids_;
   int source_vocab_ = 0;
 };

@@ -116,3 +116,27 @@ TEST_CASE("int8 translations are identical for batch sizes 1, 7, 64 and threads 
   INFO("lines with the float32 tokens: " << same_tokens << " of " << sources.size());
   CHECK(same_tokens >= 70);
 }
+
+TEST_CASE("a worker model on a second backend reads the weights in place and translates alike", "[decode][workers]") {
+  const auto& f = test::trained_fixture();
+  auto sources = fixture_sources(f);
+  sources.resize(40);
+  auto first = backend::make_backend("cpu", 1), second = backend::make_backend("cpu", 1);
+  REQUIRE(first->set_row_invariant(true));
+  REQUIRE(second->set_row_invariant(true));
+  nn::Transformer model(io::load_model_config(f.model_dir), *first, nn::Usage::inference);
+  io::load_model_weights(f.model_dir, model.params());
+  const nn::Transformer worker(model, *second);
+  CHECK(&worker.backend() == second.get());
+  CHECK(worker.usage() == nn::Usage::inference);
+  CHECK(!worker.params().has_gradients());
+  CHECK(worker.params().values().f32() == model.params().values().f32());  // no copy
+  CHECK(worker.params().get("decoder.layers.0.self_attn.q_proj.weight").value.f32() ==
+        model.params().get("decoder.layers.0.self_attn.q_proj.weight").value.f32());
+  decode::SearchOptions o;
+  o.max_len_b = 5;
+  const auto a = decode::search(model, sources, o);
+  const auto b = decode::search(const_cast<nn::Transformer&>(worker), sources, o);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) CHECK(same(a[i].front(), b[i].front()));
+}

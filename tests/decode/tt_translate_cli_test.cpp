@@ -98,6 +98,29 @@ TEST_CASE("tt-translate: n-best in Moses format, scores, ids, alignments", "[dec
   CHECK(std::regex_match(soft.out, std::regex(R"([^|]* \|\|\| [0-9.e-]+(,[0-9.e-]+)*( [0-9.e-]+(,[0-9.e-]+)*)*\n)")));
 }
 
+TEST_CASE("tt-translate --workers: batches searched at once, the same bytes as one worker", "[decode][cli][workers]") {
+  const std::string in = fixture_input(60);
+  auto one = run_command(translate_cmd("--batch-size 4 --workers 1", 2), in);
+  REQUIRE(one.status == 0);
+  CHECK(one.err.find("workers") == std::string::npos);
+  auto two = run_command(translate_cmd("--batch-size 4 --workers 2", 2), in);
+  REQUIRE(two.status == 0);
+  CHECK(two.err.find("2 workers of cpu (oneDNN, 1 thread") != std::string::npos);
+  CHECK(two.out == one.out);
+  auto scores_one = run_command(translate_cmd("--batch-size 3 --nbest 2 --workers 1 -q", 2), in);
+  auto scores_two = run_command(translate_cmd("--batch-size 3 --nbest 2 --workers 2 -q", 2), in);
+  CHECK(scores_two.status == 0);
+  CHECK(scores_two.out == scores_one.out);
+  // The fixture model is small (d_model <= 256): by default, one worker per thread.
+  auto automatic = run_command(translate_cmd("--batch-size 4", 2), in);
+  CHECK(automatic.err.find("2 workers") != std::string::npos);
+  CHECK(automatic.out == one.out);
+  auto too_many = run_command(translate_cmd("--workers 3", 2), "x\n");
+  CHECK(too_many.status == 1);
+  CHECK(too_many.err.find("--workers 3 exceeds --threads 2") != std::string::npos);
+  CHECK(run_command(translate_cmd("--workers -1"), "x\n").status == 2);
+}
+
 TEST_CASE("tt-translate: pipes and errors", "[decode][cli]") {
   const std::string in = fixture_input(200);
   auto head = run_command(translate_cmd("-q --batch-size 2 --window 1") + " | head -1", in);
