@@ -20,6 +20,9 @@
 #   CT2_TYPES="float32"   CTranslate2 compute types to run (each is compared with tt's float32, or with
 #                         tt's int8 for CTranslate2's int8* types when TT_TYPES has int8;
 #                         e.g. "float32 int8_float32 int8" for reference figures)
+#   WORKERS="1"           tt-translate --workers values to run (e.g. "1 2": one batch at a time on every
+#                         thread, or two batches at once on one thread each)
+#   CT2_INTER="1"         CTranslate2 inter_threads values to run (intra_threads = THREADS / inter), e.g. "1 2"
 #   CASES="base multi30k" which cases to run (multi30k needs the model dir argument)
 #   TT_BIN=build/bin (tt-translate, tt-train, tt-tokenize)   BENCH_DIR=where tt_to_ct2.py lives
 #   CT2_VENV=${TMPDIR:-/tmp}/tt-ct2-venv (ctranslate2, safetensors, numpy; made on first use)
@@ -29,6 +32,7 @@ m30k_model=${1:-}
 rounds=${ROUNDS:-2} threads=${THREADS:-2} beam=${BEAM:-4} batch=${BATCH:-32} n=${N:-256} len=${LEN:-32}
 ct2_types=${CT2_TYPES:-float32}
 tt_types=${TT_TYPES:-float32}
+workers=${WORKERS:-1} ct2_inter=${CT2_INTER:-1}
 cases=${CASES:-"base multi30k"}
 ((len >= 2)) || { echo "translate_speed: LEN must be at least 2" >&2; exit 2; }
 bin=${TT_BIN:-$repo/build/bin}
@@ -75,9 +79,10 @@ cat >"$work/ct2.py" <<'EOF'
 # (so the count includes it, as tt's). translate_batch sorts by length and cuts batches of max_batch_size.
 import json, sys
 import ctranslate2
-model, fmt, compute, threads, batch, beam, fixed, alpha, a, b = sys.argv[1:]
-threads, batch, beam, fixed, b = int(threads), int(batch), int(beam), int(fixed), int(b)
-tr = ctranslate2.Translator(model, device='cpu', compute_type=compute, inter_threads=1, intra_threads=threads)
+model, fmt, compute, threads, inter, batch, beam, fixed, alpha, a, b = sys.argv[1:]
+threads, inter, batch, beam, fixed, b = int(threads), int(inter), int(batch), int(beam), int(fixed), int(b)
+tr = ctranslate2.Translator(model, device='cpu', compute_type=compute, inter_threads=inter,
+                            intra_threads=max(1, threads // inter))
 vocab = json.load(open(f'{model}/shared_vocabulary.json'))
 index = {p: i for i, p in enumerate(vocab)}
 src = [[vocab[int(t)] for t in line.split()] if fmt == 'ids' else line.split() for line in sys.stdin]
@@ -116,17 +121,27 @@ bench() {
   for ((round = 1; round <= rounds; round++)); do
     local load full
     for type in $tt_types; do
-      echo "translate_speed: $name round $round: tt $type" >&2
-      load=$("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "${tt_args[@]}" --compute-type "$type")
-      full=$("$py" "$work/run.py" "$work/out" "$input" 1 "$bin/tt-translate" "${tt_args[@]}" --compute-type "$type")
-      echo "{\"engine\": \"tt $type\", \"load\": $load, \"full\": $full}" >>"$results"
+      for w in $workers; do
+        local label="tt $type"
+        ((w == 1)) || label+=" ${w}w"
+        echo "translate_speed: $name round $round: $label" >&2
+        local tt=("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "${tt_args[@]}" --compute-type "$type" --workers "$w")
+        load=$("${tt[@]}")
+        tt[3]=$input
+        full=$("${tt[@]}")
+        echo "{\"engine\": \"$label\", \"load\": $load, \"full\": $full}" >>"$results"
+      done
     done
     for type in $ct2_types; do
-      echo "translate_speed: $name round $round: CTranslate2 $type" >&2
-      local ct2=("$py" "$work/ct2.py" "$ct2_model" "$format" "$type" "$threads" "$batch" "$beam" "$fixed" 0.6 1 50)
-      load=$("$py" "$work/run.py" "$work/out" "$work/empty" 0 "${ct2[@]}")
-      full=$("$py" "$work/run.py" "$work/out" "$input" 0 "${ct2[@]}")
-      echo "{\"engine\": \"ctranslate2 $type\", \"load\": $load, \"full\": $full}" >>"$results"
+      for inter in $ct2_inter; do
+        local label="ctranslate2 $type"
+        ((inter == 1)) || label+=" inter$inter"
+        echo "translate_speed: $name round $round: $label" >&2
+        local ct2=("$py" "$work/ct2.py" "$ct2_model" "$format" "$type" "$threads" "$inter" "$batch" "$beam" "$fixed" 0.6 1 50)
+        load=$("$py" "$work/run.py" "$work/out" "$work/empty" 0 "${ct2[@]}")
+        full=$("$py" "$work/run.py" "$work/out" "$input" 0 "${ct2[@]}")
+        echo "{\"engine\": \"$label\", \"load\": $load, \"full\": $full}" >>"$results"
+      done
     done
   done
   "$py" - "$results" "$name" <<'EOF'
@@ -145,9 +160,10 @@ engines = list(best)
 for name in engines:
     e = best[name]
     ratio = ''
-    if name.startswith('ctranslate2'):
-        mine = 'tt int8' if name.split()[1].startswith('int8') and 'tt int8' in best else 'tt float32'
-        ratio = f"  {mine}/this {best[mine]['tok_s'] / e['tok_s']:.2f}x"
+    if name.startswith('ctranslate2'):  # against every tt run of the same kind (float32 or int8)
+        kind = 'tt int8' if name.split()[1].startswith('int8') and 'tt int8' in best else 'tt float32'
+        mine = [m for m in engines if m == kind or m.startswith(kind + ' ')]
+        ratio = ''.join(f"  {m}/this {best[m]['tok_s'] / e['tok_s']:.2f}x" for m in mine)
     print(f"{sys.argv[2]:9} {name:24} {e['tok_s']:8.0f} tgt tok/s  (rounds: {', '.join(map(str, e['all']))}; "
           f"{e['tokens']} tokens)  peak RSS {e['rss']:.0f} MB{ratio}")
 EOF
