@@ -39,17 +39,22 @@ DecodeState Transformer::start_decoding(const EncoderOutput& encoded, int max_ro
   st.B_ = B;
   st.S_ = S;
   const Shape self_shape{max_length, max_rows, D}, cross_shape{B, S, D};
+  const auto i32 = tensor::DType::i32;
+  const Shape self_rows{int64_t{max_rows} * max_length}, counts{max_rows}, cross_rows{int64_t{max_rows} * S};
+  using tensor::Arena;
+  cache_arena.reserve(L * 2 * (Arena::rounded_bytes(self_shape) + Arena::rounded_bytes(cross_shape)) +
+                      Arena::rounded_bytes(self_rows, i32) + Arena::rounded_bytes(cross_rows, i32) +
+                      2 * Arena::rounded_bytes(counts, i32));
   for (int l = 0; l < L; ++l) {
     st.self_k_.push_back(cache_arena.allocate(self_shape));
     st.self_v_.push_back(cache_arena.allocate(self_shape));
     st.cross_k_.push_back(cache_arena.allocate(cross_shape));
     st.cross_v_.push_back(cache_arena.allocate(cross_shape));
   }
-  const auto i32 = tensor::DType::i32;
-  st.self_rows_ = cache_arena.allocate(Shape{int64_t{max_rows} * max_length}, i32);
-  st.self_counts_ = cache_arena.allocate(Shape{max_rows}, i32);
-  st.cross_rows_ = cache_arena.allocate(Shape{int64_t{max_rows} * S}, i32);
-  st.cross_counts_ = cache_arena.allocate(Shape{max_rows}, i32);
+  st.self_rows_ = cache_arena.allocate(self_rows, i32);
+  st.self_counts_ = cache_arena.allocate(counts, i32);
+  st.cross_rows_ = cache_arena.allocate(cross_rows, i32);
+  st.cross_counts_ = cache_arena.allocate(counts, i32);
   st.src_lengths_host_ = encoded.src_lengths.to_host_i32();
   st.sentence_.resize(static_cast<size_t>(B));
   for (int b = 0; b < B; ++b) st.sentence_[static_cast<size_t>(b)] = b;

@@ -17,8 +17,20 @@ size_t Arena::capacity_bytes() const {
   return total;
 }
 
+size_t Arena::rounded_bytes(const Shape& shape, DType dtype) {
+  return align_up(std::max<size_t>(1, static_cast<size_t>(shape.numel()) * dtype_size(dtype)));
+}
+
+void Arena::reserve(size_t bytes) {
+  bytes = align_up(bytes);
+  if (!chunks_.empty() && chunks_.back()->bytes() - used_in_last_ >= bytes) return;
+  if (used_total_ == 0) chunks_.clear();  // nothing handed out since reset(): the old chunks can go
+  chunks_.push_back(std::make_shared<Buffer>(backend_, bytes));
+  used_in_last_ = 0;
+}
+
 Tensor Arena::allocate(Shape shape, DType dtype) {
-  size_t bytes = align_up(std::max<size_t>(1, static_cast<size_t>(shape.numel()) * dtype_size(dtype)));
+  size_t bytes = rounded_bytes(shape, dtype);
   if (chunks_.empty() || used_in_last_ + bytes > chunks_.back()->bytes()) {
     // Spill: a new chunk at least as large as everything so far, so spills stay logarithmic.
     size_t size = std::max(bytes, std::max<size_t>(capacity_bytes(), size_t{1} << 20));

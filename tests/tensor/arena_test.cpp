@@ -51,3 +51,24 @@ TEST_CASE("tensors outliving a reset keep their memory", "[tensor][arena]") {
   fresh.zero();
   CHECK(kept.to_host_f32() == std::vector<float>{1, 2, 3, 4});
 }
+
+TEST_CASE("reserve: a known total in one chunk, without spills", "[tensor][arena]") {
+  auto be = backend::make_backend("cpu", 1);
+  Arena arena(*be, 1024);
+  const Shape big{100000}, small{10};
+  const size_t total = 3 * Arena::rounded_bytes(big) + Arena::rounded_bytes(small, tensor::DType::i32);
+  CHECK(Arena::rounded_bytes(small, tensor::DType::i32) == 64);
+  arena.reserve(total);  // nothing handed out yet: the 1024-byte chunk is replaced
+  CHECK(arena.capacity_bytes() == total);
+  auto a = arena.allocate(big);
+  for (int i = 0; i < 2; ++i) arena.allocate(big);
+  arena.allocate(small, tensor::DType::i32);
+  CHECK(arena.capacity_bytes() == total);  // all in the one chunk
+  arena.reserve(64);  // full: a new chunk of 64 bytes beside it, the first stays (a is still in use)
+  CHECK(arena.capacity_bytes() == total + 64);
+  a.zero();
+  arena.reset();
+  CHECK(arena.capacity_bytes() == arena.high_water_bytes());
+  arena.reserve(total / 2);  // fits after the reset: nothing new
+  CHECK(arena.capacity_bytes() == arena.high_water_bytes());
+}
