@@ -23,7 +23,9 @@ struct DecodeCase {
   int rows = 5, H = 3, Dh = 7, max_keys = 9, N = 20;
   std::vector<float> q, k, v;
   std::vector<int32_t> key_rows, key_counts;
-  DecodeCase() {
+  // Dh 7: the scalar path; Dh a multiple of 16: the lanes path (H 4 and 8: heads folded four at a time;
+  // 6: four, then two alone).
+  explicit DecodeCase(int heads = 3, int head_dim = 7) : H(heads), Dh(head_dim) {
     q = random_floats(size_t(rows) * H * Dh, 1, -2, 2);
     k = random_floats(size_t(N) * H * Dh, 2, -2, 2);
     v = random_floats(size_t(N) * H * Dh, 3);
@@ -63,31 +65,36 @@ std::vector<float> run_attention_decode(backend::Backend& be, const DecodeCase& 
 }  // namespace
 
 TEST_CASE("attention_decode matches the reference on every ISA variant, with and without the weights", "[backend][decode]") {
-  const DecodeCase c;
-  std::vector<double> ectx, eprobs;
-  reference_attention_decode(ectx, eprobs, c, 0.4);
-  for (const std::string& isa : backend::cpu::supported_isas()) {
-    INFO("isa " << isa);
-    backend::cpu::CpuBackend be(2, isa);
-    std::vector<float> probs;
-    require_close(run_attention_decode(be, c, &probs), ectx, 1e-5, 1e-6, ("attention_decode ctx " + isa).c_str());
-    require_close(probs, eprobs, 1e-5, 1e-7, ("attention_decode probs " + isa).c_str());
-    for (int r = 0; r < c.rows; ++r)  // past a row's count: exactly 0, not merely tiny
-      for (int h = 0; h < c.H; ++h)
-        for (int j = c.key_counts[r]; j < c.max_keys; ++j) REQUIRE(probs[(size_t(r) * c.H + h) * c.max_keys + j] == 0.0f);
-    require_close(run_attention_decode(be, c, nullptr), ectx, 1e-5, 1e-6, ("attention_decode no probs " + isa).c_str());
+  for (auto [H, Dh] : {std::pair{3, 7}, std::pair{4, 32}, std::pair{6, 16}, std::pair{8, 64}}) {
+    const DecodeCase c(H, Dh);
+    std::vector<double> ectx, eprobs;
+    reference_attention_decode(ectx, eprobs, c, 0.4);
+    for (const std::string& isa : backend::cpu::supported_isas()) {
+      INFO("isa " << isa << " H " << H << " Dh " << Dh);
+      backend::cpu::CpuBackend be(2, isa);
+      std::vector<float> probs;
+      require_close(run_attention_decode(be, c, &probs), ectx, 1e-5, 1e-6, ("attention_decode ctx " + isa).c_str());
+      require_close(probs, eprobs, 1e-5, 1e-7, ("attention_decode probs " + isa).c_str());
+      for (int r = 0; r < c.rows; ++r)  // past a row's count: exactly 0, not merely tiny
+        for (int h = 0; h < c.H; ++h)
+          for (int j = c.key_counts[r]; j < c.max_keys; ++j)
+            REQUIRE(probs[(size_t(r) * c.H + h) * c.max_keys + j] == 0.0f);
+      require_close(run_attention_decode(be, c, nullptr), ectx, 1e-5, 1e-6, ("attention_decode no probs " + isa).c_str());
+    }
   }
 }
 
 TEST_CASE("attention_decode: a row's bits do not depend on the other rows or the thread count", "[backend][decode]") {
-  const DecodeCase c;
-  backend::cpu::CpuBackend one(1), two(2);
-  const auto all = run_attention_decode(two, c, nullptr);
-  REQUIRE(run_attention_decode(one, c, nullptr) == all);
-  const int D = c.H * c.Dh;
-  for (int r = 0; r < c.rows; ++r) {
-    const auto alone = run_attention_decode(two, c, nullptr, r, 1);
-    REQUIRE(std::equal(alone.begin(), alone.end(), all.begin() + r * D));
+  for (auto [H, Dh] : {std::pair{3, 7}, std::pair{6, 16}}) {
+    const DecodeCase c(H, Dh);
+    backend::cpu::CpuBackend one(1), two(2);
+    const auto all = run_attention_decode(two, c, nullptr);
+    REQUIRE(run_attention_decode(one, c, nullptr) == all);
+    const int D = c.H * c.Dh;
+    for (int r = 0; r < c.rows; ++r) {
+      const auto alone = run_attention_decode(two, c, nullptr, r, 1);
+      REQUIRE(std::equal(alone.begin(), alone.end(), all.begin() + r * D));
+    }
   }
 }
 
