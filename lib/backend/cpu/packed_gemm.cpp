@@ -216,9 +216,13 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
                   : type == Operands::bf16 ? static_cast<void*>(bf16_a_.data() + r0 * K)
                                            : const_cast<float*>(padded ? tail_a_.data() : A + r0 * lda);
         am.set_data_handle(a);
+        // A whole tile of a one-block product whose rows are dense in C (ldc == width) goes straight there.
+        const bool direct = !int8 && !padded && ldc == b.width;
+        cm.set_data_handle(direct ? static_cast<void*>(C + r0 * ldc) : static_cast<void*>(c));
         k->prim.execute(streams_[static_cast<size_t>(t)], args);
         streams_[static_cast<size_t>(t)].wait();
         const int rows = tile.rows;
+        if (direct) continue;
         if (int8) {
           kernels_.dequantize_s32(ctx_, C + r0 * ldc + b.c0, ldc, reinterpret_cast<const int32_t*>(c), rows, b.width,
                                   a_scales_.data() + r0, b.scales.data());
