@@ -6,30 +6,30 @@
 #include <optional>
 #include <string>
 
+#include "decode/search_state.h"
 #include "ops/copy.h"
 #include "ops/cross_entropy.h"
 #include "ops/decoding.h"
 #include "util/error.h"
 
 namespace tt::decode {
+
+std::vector<float> detail::extend_attention(const Open& h, const std::vector<float>& attention, int S,
+                                            int source_size, bool keep) {
+  if (!keep) return {};
+  std::vector<float> att = h.attention;
+  const float* a = attention.data() + static_cast<size_t>(h.row) * S;
+  att.insert(att.end(), a, a + source_size);
+  return att;
+}
+
 namespace {
 
+using detail::Open;
+using detail::RowBest;
+using detail::Sentence;
+
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-struct Open {
-  std::vector<int32_t> tokens;
-  float log_prob = 0;
-  int row = 0;                   // decoder row
-  std::vector<float> attention;  // [tokens.size(), source size]
-};
-
-struct Sentence {
-  size_t index = 0;   // into the caller's sources
-  int source_size = 0;  // ids including eos
-  int max_len = 0;      // most target tokens before eos
-  std::vector<Open> open;
-  std::vector<Hypothesis> finished;
-};
 
 // Ranked by total log-probability, then by the step's own log-probability (so that within one
 // hypothesis the order is exactly the top-k order of its row), then hypothesis, then token.
@@ -44,13 +44,6 @@ struct Candidate {
     if (hyp != o.hyp) return hyp < o.hyp;
     return token < o.token;
   }
-};
-
-// What the search reads back per step: each row's `width` best tokens (best first) and its </s> value.
-struct RowBest {
-  int width = 0;
-  std::vector<float> values, eos;
-  std::vector<int32_t> tokens;
 };
 
 // The highest score an open hypothesis of `length` tokens and summed log-probability `log_prob` (<= 0,
@@ -105,12 +98,7 @@ bool advance(Sentence& s, const RowBest& best_of, const std::vector<float>& atte
                                            : next.size() == static_cast<size_t>(o.beam)))
       continue;
     const Open& h = s.open[static_cast<size_t>(c.hyp)];
-    std::vector<float> att;
-    if (o.attention) {
-      att = h.attention;
-      const float* a = attention.data() + static_cast<size_t>(h.row) * S;
-      att.insert(att.end(), a, a + s.source_size);
-    }
+    std::vector<float> att = detail::extend_attention(h, attention, S, s.source_size, o.attention);
     if (c.token == ids.eos) {
       Hypothesis f{h.tokens, normalized_score(o.length_penalty, o.alpha, c.log_prob, length + 1), c.log_prob,
                    std::move(att)};

@@ -1,0 +1,37 @@
+// The search's per-sentence state and what it reads back per step. Internal to lib/decode.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "decode/search.h"
+
+namespace tt::decode::detail {
+
+struct Open {
+  std::vector<int32_t> tokens;
+  float log_prob = 0;
+  int row = 0;                   // decoder row
+  std::vector<float> attention;  // [tokens.size(), source size]
+};
+
+struct Sentence {
+  size_t index = 0;     // into the caller's sources
+  int source_size = 0;  // ids including eos
+  int max_len = 0;      // most target tokens before eos
+  std::vector<Open> open;
+  std::vector<Hypothesis> finished;
+};
+
+// What the search reads back per step: each row's `width` best tokens (best first) and its </s> value.
+struct RowBest {
+  int width = 0;
+  std::vector<float> values, eos;
+  std::vector<int32_t> tokens;
+};
+
+// h's attention with the step's row appended (SearchOptions::attention), else empty.
+std::vector<float> extend_attention(const Open& h, const std::vector<float>& attention, int S, int source_size,
+                                    bool keep);
+
+}  // namespace tt::decode::detail
