@@ -71,6 +71,8 @@ int translate_main(int argc, char** argv) {
   app.add_option("--scores-file", f.scores_file, "Write the score of each line to FILE")->group(g);
   app.add_option("--alignment", f.alignment, "Append ' ||| ' and alignments: hard or soft (Marian's formats)")
       ->check(CLI::IsMember({"none", "hard", "soft"}))->group(g);
+  tt::cli::add_sampling_options(app, d, "Sampling");
+  tt::cli::add_seed_option(app, common, "Sampling seed (the same seed, the same samples)")->group("Sampling");
   tt::cli::add_batching_options(app, d, "Batching");
   app.add_flag("--flush", o.flush, "Translate and print each line as soon as it is read")->group("Batching");
   app.add_option("--workers", f.workers,
@@ -87,6 +89,7 @@ int translate_main(int argc, char** argv) {
   tt::cli::parse(app, argc, argv);
 
   d.finish();
+  o.search.seed = common.seed;
   o.input_format = tt::decode::parse_text_format(f.input_format);
   o.output_format = tt::decode::parse_text_format(f.output_format);
   o.alignment = tt::decode::parse_alignment_format(f.alignment);

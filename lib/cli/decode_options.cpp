@@ -1,11 +1,29 @@
 #include "cli/decode_options.h"
 
+#include <charconv>
+
 #include "decode/length_penalty.h"
+#include "util/error.h"
 
 namespace tt::cli {
 
 void DecodeOptions::finish() {
   translator.search.length_penalty = decode::parse_length_penalty(length_penalty);
+  decode::SearchOptions& s = translator.search;
+  if (!sampling.empty() && sampling != "none") {
+    s.sampling = true;
+    if (sampling == "full") {
+      s.sampling_topk = 0;
+    } else {
+      int k = 0;
+      const char* digits = sampling.c_str() + 5;
+      auto [end, ec] = std::from_chars(digits, sampling.c_str() + sampling.size(), k);
+      if (sampling.rfind("topk:", 0) != 0 || ec != std::errc() || *end != '\0' || k < 1)
+        throw ConfigError("--sampling '" + sampling + "': expected topk:K (K >= 1) or full",
+                          "e.g. --sampling topk:10, or --sampling full for the whole vocabulary");
+      s.sampling_topk = k;
+    }
+  }
   translator.max_src_len_name = "--max-src-len";
   translator.skip_invalid_name = "--skip-invalid";
 }
@@ -25,6 +43,14 @@ void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& grou
   app.add_flag("--full-beam", s.full_beam,
                "Keep the beam full when hypotheses finish (fairseq, CTranslate2) instead of shrinking it")
       ->group(group);
+}
+
+void add_sampling_options(CLI::App& app, DecodeOptions& o, const std::string& group) {
+  app.add_option("--sampling", o.sampling,
+                 "Sample instead of searching: topk:K (from the K best tokens) or full; --beam samples per line")
+      ->group(group);
+  app.add_option("--temperature", o.translator.search.temperature, "Sampling temperature (log-probabilities / T)")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(group);
 }
 
 void add_batching_options(CLI::App& app, DecodeOptions& o, const std::string& group) {

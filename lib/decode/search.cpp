@@ -6,10 +6,12 @@
 #include <optional>
 #include <string>
 
+#include "decode/sampling.h"
 #include "decode/search_state.h"
 #include "ops/copy.h"
 #include "ops/cross_entropy.h"
 #include "ops/decoding.h"
+#include "util/rng.h"
 #include "util/error.h"
 
 namespace tt::decode {
@@ -151,11 +153,22 @@ void validate(const SearchOptions& o) {
                       ", b = " + std::to_string(o.max_len_b) + ")");
   if (o.min_len < 0) throw ConfigError("min length " + std::to_string(o.min_len) + " must be >= 0");
   if (!std::isfinite(o.alpha)) throw ConfigError("length-penalty alpha must be a finite number");
+  if (o.sampling) {
+    if (o.sampling_topk < 0) throw ConfigError("sampling top-k " + std::to_string(o.sampling_topk) + " must be >= 0 (0: all)");
+    if (!(o.temperature > 0) || !std::isfinite(o.temperature))
+      throw ConfigError("temperature " + std::to_string(o.temperature) + " must be a positive number");
+    if (o.beam > detail::kMaxSamples)
+      throw ConfigError("at most " + std::to_string(detail::kMaxSamples) + " samples per sentence (the beam)");
+  }
 }
 
 std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources,
-                                            const SearchOptions& o, const SpecialIds& ids) {
+                                            const SearchOptions& o, const SpecialIds& ids,
+                                            const std::vector<uint64_t>& streams) {
   validate(o);
+  if (!streams.empty() && streams.size() != sources.size())
+    throw Error("search: " + std::to_string(streams.size()) + " random streams for " +
+                std::to_string(sources.size()) + " sources");
   const int32_t bos_id = ids.bos, eos_id = ids.eos;
   std::vector<std::vector<Hypothesis>> results(sources.size());
   std::vector<Sentence> active;
@@ -170,6 +183,7 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
     }
     Sentence s;
     s.index = i;
+    s.stream = util::rng_stream(util::RngPurpose::decoding, streams.empty() ? i : streams[i], 0);
     s.source_size = static_cast<int>(src.size());
     const int words = s.source_size - (src.back() == eos_id ? 1 : 0);
     const double limit = std::floor(double{o.max_len_a} * words + o.max_len_b);
@@ -193,12 +207,17 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
     const int rows = static_cast<int>(tokens.size());
     const tensor::Tensor log_probs = scorer.step(tokens, o.attention ? &attention : nullptr);
     if (!arena) arena.emplace(log_probs.backend());
-    read_best(best_of, log_probs, o.beam + 3, eos_id, *arena);
+    if (o.sampling && o.sampling_topk == 0) {  // the whole distribution, on the host
+      best_of.all = log_probs.to_host_f32();
+      best_of.vocab = static_cast<int>(log_probs.dim(1));
+    } else {
+      read_best(best_of, log_probs, (o.sampling ? o.sampling_topk : o.beam) + 3, eos_id, *arena);
+    }
     std::vector<Sentence> still;
     index.clear();
     tokens.clear();
     for (Sentence& s : active) {
-      if (advance(s, best_of, attention, S, o, ids)) {
+      if (o.sampling ? detail::sample_step(s, best_of, attention, S, o, ids) : advance(s, best_of, attention, S, o, ids)) {
         sort_finished(s.finished);
         s.finished.resize(std::min(s.finished.size(), static_cast<size_t>(o.nbest)));
         results[s.index] = std::move(s.finished);

@@ -35,6 +35,12 @@ struct SearchOptions {
   // one, and a sentence also stops when the best candidate of a step finishes (with nbest finished).
   bool full_beam = false;
   bool attention = false;  // keep each hypothesis's cross-attention (alignments)
+  // Sampling instead of search (sampling.h): `beam` independent samples per sentence, each token drawn
+  // from the sampling_topk best (0: all), log-probabilities divided by temperature; seeded by `seed`.
+  bool sampling = false;
+  int sampling_topk = 0;
+  float temperature = 1.0f;
+  uint64_t seed = 1;
 };
 
 struct Hypothesis {
@@ -57,8 +63,10 @@ void validate(const SearchOptions& options);
 
 // sources: source ids each ending in eos (as the trainer feeds them). Returns, per source, its n best
 // hypotheses best first. An empty source (just eos, or nothing) gives one empty hypothesis.
+// streams: for sampling, each source's random stream (e.g. its input line; default: its index here).
 std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources,
-                                            const SearchOptions& options, const SpecialIds& ids = {});
+                                            const SearchOptions& options, const SpecialIds& ids = {},
+                                            const std::vector<uint64_t>& streams = {});
 std::vector<std::vector<Hypothesis>> search(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& options);
 // Ensembles: the same over several models (average of log-probabilities; same target vocabulary — checked).

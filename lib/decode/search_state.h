@@ -1,4 +1,5 @@
-// The search's per-sentence state and what it reads back per step. Internal to lib/decode.
+// The search's per-sentence state and what it reads back per step, shared by beam search (search.cpp)
+// and sampling (sampling.cpp). Internal to lib/decode.
 #pragma once
 
 #include <cstdint>
@@ -13,21 +14,26 @@ struct Open {
   float log_prob = 0;
   int row = 0;                   // decoder row
   std::vector<float> attention;  // [tokens.size(), source size]
+  int sample = 0;                // sampling: which of the sentence's samples (its random stream)
 };
 
 struct Sentence {
   size_t index = 0;     // into the caller's sources
+  uint64_t stream = 0;  // sampling: the sentence's random stream (its line, so batches do not matter)
   int source_size = 0;  // ids including eos
   int max_len = 0;      // most target tokens before eos
   std::vector<Open> open;
   std::vector<Hypothesis> finished;
 };
 
-// What the search reads back per step: each row's `width` best tokens (best first) and its </s> value.
+// What the search reads back per step: each row's `width` best tokens (best first) and its </s> value;
+// for sampling from the whole vocabulary, every row's log-probabilities instead ([rows, V] in `all`).
 struct RowBest {
   int width = 0;
   std::vector<float> values, eos;
   std::vector<int32_t> tokens;
+  std::vector<float> all;
+  int vocab = 0;  // the columns of `all`
 };
 
 // h's attention with the step's row appended (SearchOptions::attention), else empty.

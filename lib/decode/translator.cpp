@@ -161,10 +161,11 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
   struct Batch {
     size_t first = 0;  // into order
     std::vector<std::vector<int32_t>> sources;
+    std::vector<uint64_t> lines;  // each source's input line: its random stream when sampling
   };
   std::vector<Batch> batches;
   for (size_t i = 0; i < order.size();) {
-    Batch batch{i, {}};
+    Batch batch{i, {}, {}};
     size_t longest = 0, j = i;
     for (; j < order.size() && batch.sources.size() < static_cast<size_t>(options_.batch_size); ++j) {
       const size_t len = std::max(longest, window[order[j]].source.size());
@@ -173,6 +174,7 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
         break;
       longest = len;
       batch.sources.push_back(window[order[j]].source);
+      batch.lines.push_back(window[order[j]].line);
     }
     batches.push_back(std::move(batch));
     i = j;
@@ -184,7 +186,7 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
   auto work = [&](size_t w) {
     try {
       for (size_t b; (b = next.fetch_add(1)) < batches.size();) {
-        auto r = search(*scorers_[w], batches[b].sources, options_.search, ids_);
+        auto r = search(*scorers_[w], batches[b].sources, options_.search, ids_, batches[b].lines);
         for (size_t k = 0; k < r.size(); ++k) results[order[batches[b].first + k]] = std::move(r[k]);
       }
     } catch (...) {

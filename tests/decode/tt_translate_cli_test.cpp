@@ -121,6 +121,27 @@ TEST_CASE("tt-translate --workers: batches searched at once, the same bytes as o
   CHECK(run_command(translate_cmd("--workers -1"), "x\n").status == 2);
 }
 
+TEST_CASE("tt-translate --sampling: the same samples for any batch size, threads or workers", "[decode][cli][sampling]") {
+  const std::string in = fixture_input(40);
+  auto a = run_command(translate_cmd("--sampling topk:5 --temperature 1.5 --seed 7 --batch-size 1 -q"), in);
+  REQUIRE(a.status == 0);
+  CHECK(count_lines(a.out) == count_lines(in));
+  auto b = run_command(translate_cmd("--sampling topk:5 --temperature 1.5 --seed 7 --batch-size 7 --workers 2 -q", 2), in);
+  CHECK(b.out == a.out);
+  auto greedy = run_command(translate_cmd("--beam 1 -q"), in);
+  CHECK(a.out != greedy.out);  // it really samples
+  auto other = run_command(translate_cmd("--sampling topk:5 --temperature 1.5 --seed 8 -q"), in);
+  CHECK(other.out != a.out);
+  auto full = run_command(translate_cmd("--sampling full --seed 7 --beam 3 --nbest 3 -q"), in);
+  CHECK(full.status == 0);
+  CHECK(count_lines(full.out) == 3 * count_lines(in));
+  auto bad = run_command(translate_cmd("--sampling top5"), "x\n");
+  CHECK(bad.status == 1);
+  CHECK(bad.err.find("--sampling 'top5'") != std::string::npos);
+  CHECK(run_command(translate_cmd("--sampling topk:0"), "x\n").status == 1);
+  CHECK(run_command(translate_cmd("--sampling topk:3 --temperature 0"), "x\n").status == 2);
+}
+
 TEST_CASE("tt-translate: pipes and errors", "[decode][cli]") {
   const std::string in = fixture_input(200);
   auto head = run_command(translate_cmd("-q --batch-size 2 --window 1") + " | head -1", in);
