@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "backend/cpu/kernels/kernel_functions.h"
+#include "backend/cpu/kernels/log_softmax_shift.h"
 #include "backend/cpu/fast_math.h"
 
 namespace tt::backend::cpu::TT_CPU_ISA {
@@ -68,13 +69,7 @@ void log_softmax(const KernelContext& ctx, float* x, int64_t N, int V) {
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     float* row = x + i * V;
-    float mx = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : mx)
-    for (int k = 0; k < V; ++k) mx = std::max(mx, row[k]);
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int k = 0; k < V; ++k) sum += fast_exp(row[k] - mx);
-    const float shift = mx + std::log(sum);
+    const float shift = log_softmax_shift(row, V);
 #pragma omp simd
     for (int k = 0; k < V; ++k) row[k] -= shift;
   }
