@@ -222,6 +222,11 @@ class Backend {
   // Per row of x [rows, V]: the k largest values, best first, and their column indices; ties go to the
   // lower index, NaN ranks as -inf (and comes back as the NaN it is). k <= V. values, indices: [rows, k].
   virtual void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) = 0;
+  // topk of the rows of log_softmax(x), fused (one pass over logits still in cache instead of writing the
+  // log-probabilities and reading them back): values = x - shift for the k best columns, shift[r] =
+  // max + log(sum exp(x - max)) of row r, so any column's log-probability is x[r, c] - shift[r]. x may be
+  // overwritten: the default (fused_defaults.cpp) runs log_softmax in place, then topk, and sets shift 0.
+  virtual void log_softmax_topk(float* values, int32_t* indices, float* shift, float* x, int64_t rows, int V, int k);
 };
 
 // Threads: `threads` <= 0 means all cores. The CPU backend owns its thread count (no global

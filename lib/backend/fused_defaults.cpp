@@ -3,6 +3,7 @@
 // primitives, with the same results up to rounding.
 //   attention: q, ctx rows (b, t < Tq); k, v rows (b, t < Tk); probs, dropped, dprobs [B, H, Tq, Tk]
 //   residual layer norm: x, residual, sum, y [N, D]
+//   log_softmax_topk: x [rows, V] (overwritten), values, indices [rows, k], shift [rows]
 #include "backend/backend.h"
 
 namespace tt::backend {
@@ -67,6 +68,12 @@ void Backend::residual_layer_norm_backward(float* dres, float* dx, float* dgamma
   layer_norm_backward(dres, dgamma, dbeta, dy, sum, mean, rstd, gamma, N, D);
   dropout_backward(dx, dres, N * D, p, key);
   if (dbias) bias_backward(dbias, dx, N, D);
+}
+
+void Backend::log_softmax_topk(float* values, int32_t* indices, float* shift, float* x, int64_t rows, int V, int k) {
+  log_softmax(x, rows, V);
+  topk(values, indices, x, rows, V, k);
+  fill(shift, 0.0f, rows);
 }
 
 }  // namespace tt::backend

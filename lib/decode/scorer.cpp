@@ -8,8 +8,8 @@
 
 namespace tt::decode {
 
-ModelScorer::ModelScorer(nn::Transformer& model)
-    : model_(model), encode_arena_(model.backend()), cache_arena_(model.backend()), step_arena_(model.backend()) {}
+ModelScorer::ModelScorer(nn::Transformer& model, bool logits)
+    : model_(model), logits_(logits), encode_arena_(model.backend()), cache_arena_(model.backend()), step_arena_(model.backend()) {}
 
 void ModelScorer::start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) {
   state_.reset();
@@ -39,7 +39,7 @@ tensor::Tensor ModelScorer::step(const std::vector<int32_t>& tokens, std::vector
     capture.decoder_cross.resize(static_cast<size_t>(model_.config().n_layers_dec));
     capture.decoder_cross.back() = step_arena_.allocate(tensor::Shape{rows, heads, 1, S_});
   }
-  tensor::Tensor log_probs = model_.decode_step(*state_, tokens, step_arena_, true, attention ? &capture : nullptr);
+  tensor::Tensor log_probs = model_.decode_step(*state_, tokens, step_arena_, !logits_, attention ? &capture : nullptr);
   if (attention) {
     const std::vector<float> all = capture.decoder_cross.back().to_host_f32();
     attention->assign(static_cast<size_t>(rows) * S_, 0.0f);
@@ -64,7 +64,7 @@ EnsembleScorer::EnsembleScorer(const std::vector<nn::Transformer*>& models) {
       throw ConfigError("ensemble member " + std::to_string(i + 1) + " has a different target vocabulary (" +
                         std::to_string(c.vocab_size_tgt) + " pieces, vs " + std::to_string(first.vocab_size_tgt) +
                         " in member 1); ensembles need models trained with the same target vocabulary");
-    members_.push_back(std::make_unique<ModelScorer>(*models[i]));
+    members_.push_back(std::make_unique<ModelScorer>(*models[i], models.size() == 1));
   }
 }
 

@@ -28,28 +28,34 @@ class StepScorer {
   // cross-attention [rows, S] on the host (S = longest source of the batch; last decoder layer, mean over
   // heads). The log-probabilities stay on the device: the search reads back only each row's best few.
   virtual tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) = 0;
+  // true: step() returns the raw logits instead, and the search normalises each row itself, fused with its
+  // top-k (ops::log_softmax_topk: the log-probabilities are never written out).
+  virtual bool returns_logits() const { return false; }
   // New row i continues old row index[i].
   virtual void reorder(const std::vector<int32_t>& index) = 0;
 };
 
 class ModelScorer final : public StepScorer {
  public:
-  explicit ModelScorer(nn::Transformer& model);
+  // logits: step() returns the logits (returns_logits()), else log-probabilities.
+  explicit ModelScorer(nn::Transformer& model, bool logits = false);
   int vocab_size() const override { return model_.config().vocab_size_tgt; }
   int max_positions() const override { return model_.config().max_positions; }
   void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) override;
   tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) override;
   void reorder(const std::vector<int32_t>& index) override;
+  bool returns_logits() const override { return logits_; }
 
  private:
   nn::Transformer& model_;
+  bool logits_;
   tensor::Arena encode_arena_, cache_arena_, step_arena_;
   std::optional<nn::DecodeState> state_;
   int S_ = 0;
 };
 
-// Mean of the members' log-probabilities (and attention). Throws tt::ConfigError if the members' target
-// vocabularies or special ids differ.
+// Mean of the members' log-probabilities (and attention); one member's logits as they are. Throws
+// tt::ConfigError if the members' target vocabularies or special ids differ.
 class EnsembleScorer final : public StepScorer {
  public:
   explicit EnsembleScorer(const std::vector<nn::Transformer*>& models);
@@ -58,6 +64,7 @@ class EnsembleScorer final : public StepScorer {
   void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) override;
   tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) override;
   void reorder(const std::vector<int32_t>& index) override;
+  bool returns_logits() const override { return members_.size() == 1; }
 
  private:
   std::vector<std::unique_ptr<ModelScorer>> members_;

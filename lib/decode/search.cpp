@@ -11,6 +11,7 @@
 #include "ops/copy.h"
 #include "ops/cross_entropy.h"
 #include "ops/decoding.h"
+#include "ops/softmax.h"
 #include "util/rng.h"
 #include "util/error.h"
 
@@ -122,23 +123,35 @@ bool advance(Sentence& s, const RowBest& best_of, const std::vector<float>& atte
   return true;
 }
 
-// Reads back, for each row of log_probs [rows, V], its `width` best tokens and its </s> log-probability.
-void read_best(RowBest& out, const tensor::Tensor& log_probs, int width, int32_t eos_id, tensor::Arena& arena) {
+// Reads back, for each row of scores [rows, V] (log-probabilities, or with `logits` the logits, normalised
+// here fused with the top-k), its `width` best tokens and its </s> log-probability.
+void read_best(RowBest& out, const tensor::Tensor& scores, bool logits, int width, int32_t eos_id,
+               tensor::Arena& arena) {
   tensor::ArenaScope scope(arena);
-  const int64_t rows = log_probs.dim(0), V = log_probs.dim(1);
+  const int64_t rows = scores.dim(0), V = scores.dim(1);
   out.width = static_cast<int>(std::min<int64_t>(width, V));
   tensor::Tensor values = arena.allocate(tensor::Shape{rows, out.width});
   tensor::Tensor tokens = arena.allocate(tensor::Shape{rows, out.width}, tensor::DType::i32);
-  ops::topk(values, tokens, log_probs);
+  tensor::Tensor shift;
+  if (logits) {
+    shift = arena.allocate(tensor::Shape{rows});
+    ops::log_softmax_topk(values, tokens, shift, scores);
+  } else {
+    ops::topk(values, tokens, scores);
+  }
   std::vector<int32_t> at(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) at[static_cast<size_t>(r)] = static_cast<int32_t>(r * V + eos_id);
   tensor::Tensor index = arena.allocate(tensor::Shape{rows}, tensor::DType::i32);
   ops::upload(index, at);
   tensor::Tensor eos = arena.allocate(tensor::Shape{rows, 1});
-  ops::gather_rows(eos, log_probs.reshape(tensor::Shape{rows * V, 1}), index, rows, 1);
+  ops::gather_rows(eos, scores.reshape(tensor::Shape{rows * V, 1}), index, rows, 1);
   out.values = values.to_host_f32();
   out.tokens = tokens.to_host_i32();
   out.eos = eos.to_host_f32();
+  if (logits) {  // the same float subtraction as log_softmax's, so the same bits
+    const std::vector<float> s = shift.to_host_f32();
+    for (size_t r = 0; r < out.eos.size(); ++r) out.eos[r] -= s[r];
+  }
 }
 
 }  // namespace
@@ -208,10 +221,12 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
     const tensor::Tensor log_probs = scorer.step(tokens, o.attention ? &attention : nullptr);
     if (!arena) arena.emplace(log_probs.backend());
     if (o.sampling && o.sampling_topk == 0) {  // the whole distribution, on the host
+      if (scorer.returns_logits()) ops::log_softmax(log_probs);
       best_of.all = log_probs.to_host_f32();
       best_of.vocab = static_cast<int>(log_probs.dim(1));
     } else {
-      read_best(best_of, log_probs, (o.sampling ? o.sampling_topk : o.beam) + 3, eos_id, *arena);
+      read_best(best_of, log_probs, scorer.returns_logits(), (o.sampling ? o.sampling_topk : o.beam) + 3, eos_id,
+                *arena);
     }
     std::vector<Sentence> still;
     index.clear();

@@ -26,13 +26,31 @@ void attention_decode(const tensor::Tensor& ctx, const tensor::Tensor& probs, co
                                H, Dh, 1.0f / std::sqrt(static_cast<float>(Dh)));
 }
 
-void topk(const tensor::Tensor& values, const tensor::Tensor& indices, const tensor::Tensor& x) {
+namespace {
+
+// k per row of x, checked against values and indices.
+int64_t topk_width(const tensor::Tensor& values, const tensor::Tensor& indices, const tensor::Tensor& x) {
   const int64_t V = x.dim(x.shape().rank() - 1), rows = x.numel() / V;
   TT_CHECK(values.numel() % rows == 0 && values.numel() == indices.numel());
   TT_CHECK(indices.dtype() == tensor::DType::i32);
   const int64_t k = values.numel() / rows;
   TT_CHECK_MSG(k >= 1 && k <= V, "topk: k = " + std::to_string(k) + " of " + std::to_string(V) + " columns");
-  x.backend().topk(values.f32(), indices.i32(), x.f32(), rows, static_cast<int>(V), static_cast<int>(k));
+  return k;
+}
+
+}  // namespace
+
+void topk(const tensor::Tensor& values, const tensor::Tensor& indices, const tensor::Tensor& x) {
+  const int64_t k = topk_width(values, indices, x), V = x.dim(x.shape().rank() - 1);
+  x.backend().topk(values.f32(), indices.i32(), x.f32(), x.numel() / V, static_cast<int>(V), static_cast<int>(k));
+}
+
+void log_softmax_topk(const tensor::Tensor& values, const tensor::Tensor& indices, const tensor::Tensor& shift,
+                      const tensor::Tensor& x) {
+  const int64_t k = topk_width(values, indices, x), V = x.dim(x.shape().rank() - 1), rows = x.numel() / V;
+  TT_CHECK(shift.numel() == rows && shift.dtype() == tensor::DType::f32);
+  x.backend().log_softmax_topk(values.f32(), indices.i32(), shift.f32(), x.f32(), rows, static_cast<int>(V),
+                               static_cast<int>(k));
 }
 
 }  // namespace tt::ops

@@ -1,5 +1,5 @@
 // Front ends of the decoding kernels (backend.h, "decoding"): attention of one query per row over
-// row-addressed cached keys, and per-row top-k.
+// row-addressed cached keys, and per-row top-k (of values or of log-probabilities from logits).
 #pragma once
 
 #include "tensor/tensor.h"
@@ -15,5 +15,10 @@ void attention_decode(const tensor::Tensor& ctx, const tensor::Tensor& probs, co
 
 // values [rows, k] f32 and indices [rows, k] i32: the k largest of each row of x [rows, V], best first.
 void topk(const tensor::Tensor& values, const tensor::Tensor& indices, const tensor::Tensor& x);
+// The same over each row's log-softmax, from logits x [rows, V], fused: shift [rows] f32 receives each
+// row's max + log(sum exp(x - max)) (column c's log-probability is x[r, c] - shift[r]). x may be
+// overwritten (then with its log-softmax, shift 0: Backend::log_softmax_topk).
+void log_softmax_topk(const tensor::Tensor& values, const tensor::Tensor& indices, const tensor::Tensor& shift,
+                      const tensor::Tensor& x);
 
 }  // namespace tt::ops

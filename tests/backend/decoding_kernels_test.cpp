@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -132,4 +133,56 @@ TEST_CASE("topk: best first, ties to the lower index, NaN as -inf, on every ISA 
       if (k >= 3) CHECK((got_i[0] == 5 && got_i[1] == 17 && got_i[2] == 800));
     }
   }
+}
+
+TEST_CASE("log_softmax_topk: the bits of log_softmax then topk, logits untouched, on every ISA variant",
+          "[backend][decode]") {
+  const int rows = 6, V = 1000, k = 7;
+  auto x = random_floats(size_t(rows) * V, 11, -8, 8);
+  x[size_t(1) * V + 500] = 30.0f;  // row 1: one dominant logit
+  for (int c = 0; c < V; ++c) x[size_t(2) * V + c] = float(c % 5);  // row 2: many ties
+  x[size_t(3) * V + 10] = std::numeric_limits<float>::quiet_NaN();  // row 3: a NaN (its shift is NaN)
+  for (const std::string& isa : backend::cpu::supported_isas()) {
+    INFO("isa " << isa);
+    backend::cpu::CpuBackend be(2, isa);
+    auto logits = upload(be, x), normalised = upload(be, x);
+    be.log_softmax(normalised.f32(), rows, V);
+    auto ev = upload(be, std::vector<float>(size_t(rows) * k)), ei = upload(be, std::vector<int32_t>(size_t(rows) * k));
+    be.topk(ev.f32(), ei.i32(), normalised.f32(), rows, V, k);
+    auto v = upload(be, std::vector<float>(size_t(rows) * k)), i = upload(be, std::vector<int32_t>(size_t(rows) * k));
+    auto shift = upload(be, std::vector<float>(rows));
+    be.log_softmax_topk(v.f32(), i.i32(), shift.f32(), logits.f32(), rows, V, k);
+    REQUIRE(i.to_host_i32() == ei.to_host_i32());
+    const auto got = v.to_host_f32(), want = ev.to_host_f32();
+    for (size_t j = 0; j < got.size(); ++j) {
+      INFO("value " << j);
+      REQUIRE((std::isnan(want[j]) ? std::isnan(got[j]) : std::memcmp(&got[j], &want[j], sizeof(float)) == 0));
+    }
+    const auto s = shift.to_host_f32(), lp = normalised.to_host_f32(), after = logits.to_host_f32();
+    for (int r = 0; r < rows; ++r) {
+      INFO("row " << r);
+      for (int c : {0, 3, 500, V - 1}) {  // any column: logit - shift is its log-probability, bit for bit
+        const float a = x[size_t(r) * V + c] - s[size_t(r)], b = lp[size_t(r) * V + c];
+        REQUIRE((std::isnan(b) ? std::isnan(a) : std::memcmp(&a, &b, sizeof(float)) == 0));
+      }
+    }
+    REQUIRE(std::memcmp(after.data(), x.data(), x.size() * sizeof(float)) == 0);  // x is left as it was
+  }
+}
+
+TEST_CASE("log_softmax_topk's default (other backends): log_softmax in place, topk, shift 0", "[backend][decode]") {
+  const int rows = 3, V = 300, k = 4;
+  const auto x = random_floats(size_t(rows) * V, 12, -4, 4);
+  backend::cpu::CpuBackend be(1);
+  auto fused_x = upload(be, x), default_x = upload(be, x);
+  auto fv = upload(be, std::vector<float>(size_t(rows) * k)), fi = upload(be, std::vector<int32_t>(size_t(rows) * k));
+  auto dv = upload(be, std::vector<float>(size_t(rows) * k)), di = upload(be, std::vector<int32_t>(size_t(rows) * k));
+  auto fs = upload(be, std::vector<float>(rows)), ds = upload(be, std::vector<float>(rows, 9.0f));
+  be.log_softmax_topk(fv.f32(), fi.i32(), fs.f32(), fused_x.f32(), rows, V, k);
+  be.backend::Backend::log_softmax_topk(dv.f32(), di.i32(), ds.f32(), default_x.f32(), rows, V, k);
+  CHECK(di.to_host_i32() == fi.to_host_i32());
+  CHECK(dv.to_host_f32() == fv.to_host_f32());
+  CHECK(ds.to_host_f32() == std::vector<float>(rows, 0.0f));
+  const auto lp = default_x.to_host_f32(), shift = fs.to_host_f32();
+  for (int r = 0; r < rows; ++r) CHECK(lp[size_t(r) * V + 7] == x[size_t(r) * V + 7] - shift[size_t(r)]);
 }

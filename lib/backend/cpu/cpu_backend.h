@@ -154,6 +154,9 @@ class CpuBackend final : public Backend {
   void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) override {
     kernels_->topk(ctx_, values, indices, x, rows, V, k);
   }
+  void log_softmax_topk(float* values, int32_t* indices, float* shift, float* x, int64_t rows, int V, int k) override {
+    kernels_->log_softmax_topk(ctx_, values, indices, shift, x, rows, V, k);  // x is left as it is
+  }
 
  private:
   // Scratch of at least n floats, grown (never shrunk) on demand; kernels use it for partial sums.

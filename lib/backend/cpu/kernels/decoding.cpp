@@ -2,6 +2,7 @@
 //   attention_decode: q [rows, H*Dh] (ldq), k/v rows [*, H*Dh] (ld), key_rows [rows, max_keys],
 //                     key_counts [rows], ctx [rows, H*Dh] (ldc), probs [rows, H, max_keys] or null
 //   topk:             x [rows, V] -> values, indices [rows, k]
+//   log_softmax_topk: the same over x - shift, shift [rows] the rows' log-softmax shifts
 // Each row is computed by one thread in a fixed order (keys ascending, lanes over Dh), so its bits never
 // depend on the other rows or the thread count: beam search stays batch-invariant.
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "backend/cpu/fast_math.h"
 #include "backend/cpu/kernels/kernel_functions.h"
 #include "backend/cpu/kernels/lanes.h"
+#include "backend/cpu/kernels/log_softmax_shift.h"
 
 namespace tt::backend::cpu::TT_CPU_ISA {
 
@@ -162,39 +164,58 @@ inline float chunk_max(const float* x) {
 
 }  // namespace
 
+namespace {
+
+// The k best of xr[c] - shift over c < V into val/idx (best first; ties to the lower column; NaN as -inf),
+// then their values as computed (a NaN comes back as NaN).
+void topk_row(float* val, int32_t* idx, const float* xr, int V, int k, float shift) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  // Scanning columns in ascending order, an equal value never displaces an earlier one.
+  int filled = 0;
+  auto offer = [&](int c) {
+    const float y = xr[c] - shift;
+    const float xv = std::isnan(y) ? neg_inf : y;
+    if (filled == k && !(xv > val[k - 1])) return;
+    int at = filled < k ? filled++ : k - 1;
+    while (at > 0 && xv > val[at - 1]) {
+      val[at] = val[at - 1];
+      idx[at] = idx[at - 1];
+      --at;
+    }
+    val[at] = xv;
+    idx[at] = c;
+  };
+  int c = 0;
+  for (; c < V && filled < k; ++c) offer(c);
+  // Once k are held, a chunk of 64 whose largest value does not beat the k-th is skipped whole: after
+  // the first few hundred columns almost every chunk is (the same picks as offering every column; x -
+  // shift is monotonic in x).
+  for (; c + 64 <= V; c += 64)
+    if (chunk_max(xr + c) - shift > val[k - 1])
+      for (int j = c; j < c + 64; ++j) offer(j);
+  for (; c < V; ++c) offer(c);
+  for (int i = 0; i < k; ++i) val[i] = xr[idx[i]] - shift;
+}
+
+}  // namespace
+
 void topk(const KernelContext& ctx, float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) {
   int nt = threads_for(ctx, rows * V);
   if (nt > rows) nt = static_cast<int>(rows);
 #pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) topk_row(values + r * k, indices + r * k, x + r * V, V, k, 0.0f);
+}
+
+// Each row while it is in cache: its log-softmax shift (the same code as log_softmax), then the top k of
+// x - shift. Nothing is written to x.
+void log_softmax_topk(const KernelContext& ctx, float* values, int32_t* indices, float* shift, const float* x,
+                      int64_t rows, int V, int k) {
+  int nt = threads_for(ctx, rows * V * 4);
+  if (nt > rows) nt = static_cast<int>(rows);
+#pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * V;
-    float* val = values + r * k;
-    int32_t* idx = indices + r * k;
-    const float neg_inf = -std::numeric_limits<float>::infinity();
-    // Sorted best first; scanning columns in ascending order, an equal value never displaces an
-    // earlier one, so ties keep the lower index.
-    int filled = 0;
-    auto offer = [&](int c) {
-      const float xv = std::isnan(xr[c]) ? neg_inf : xr[c];
-      if (filled == k && !(xv > val[k - 1])) return;
-      int at = filled < k ? filled++ : k - 1;
-      while (at > 0 && xv > val[at - 1]) {
-        val[at] = val[at - 1];
-        idx[at] = idx[at - 1];
-        --at;
-      }
-      val[at] = xv;
-      idx[at] = c;
-    };
-    int c = 0;
-    for (; c < V && filled < k; ++c) offer(c);
-    // Once k are held, a chunk of 64 whose largest value does not beat the k-th is skipped whole: after
-    // the first few hundred columns almost every chunk is (the same picks as offering every column).
-    for (; c + 64 <= V; c += 64)
-      if (chunk_max(xr + c) > val[k - 1])
-        for (int j = c; j < c + 64; ++j) offer(j);
-    for (; c < V; ++c) offer(c);
-    for (int i = 0; i < k; ++i) val[i] = xr[idx[i]];  // the values as stored (a NaN comes back as NaN)
+    shift[r] = log_softmax_shift(x + r * V, V);
+    topk_row(values + r * k, indices + r * k, x + r * V, V, k, shift[r]);
   }
 }
 

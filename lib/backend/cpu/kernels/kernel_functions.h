@@ -80,6 +80,8 @@ void attention_decode(const KernelContext& ctx, float* out, int64_t ldc, float* 
                       const float* k, const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts,
                       int rows, int max_keys, int H, int Dh, float scale);
 void topk(const KernelContext& ctx, float* values, int32_t* indices, const float* x, int64_t rows, int V, int k);
+void log_softmax_topk(const KernelContext& ctx, float* values, int32_t* indices, float* shift, const float* x,
+                      int64_t rows, int V, int k);
 void quantize_rows_s8(const KernelContext& ctx, int8_t* q, float* scales, const float* x, int64_t rows, int K,
                       int64_t ldx, int levels);
 void dequantize_s32(const KernelContext& ctx, float* C, int64_t ldc, const int32_t* acc, int rows, int width,

@@ -35,6 +35,7 @@ const KernelTable kernel_table{
     .gather_rows = gather_rows,
     .attention_decode = attention_decode,
     .topk = topk,
+    .log_softmax_topk = log_softmax_topk,
     .quantize_rows_s8 = quantize_rows_s8,
     .dequantize_s32 = dequantize_s32,
 };

@@ -85,6 +85,8 @@ struct KernelTable {
                            const float* k, const float* v, int64_t ld, const int32_t* key_rows,
                            const int32_t* key_counts, int rows, int max_keys, int H, int Dh, float scale);
   void (*topk)(const KernelContext&, float* values, int32_t* indices, const float* x, int64_t rows, int V, int k);
+  void (*log_softmax_topk)(const KernelContext&, float* values, int32_t* indices, float* shift, const float* x,
+                           int64_t rows, int V, int k);
   // Not in backend.h: the int8 products' quantization (kernels/quantize.cpp, packed_gemm.cpp).
   void (*quantize_rows_s8)(const KernelContext&, int8_t* q, float* scales, const float* x, int64_t rows, int K,
                            int64_t ldx, int levels);
