@@ -36,6 +36,20 @@ inline void fold4(float* out, const Lanes* x) {
   out[3] = v[12];
 }
 
+// Each head's scores w[h, 0..n) -> softmax in place, zeros up to max_keys (w: [H, max_keys]).
+void softmax_keys(float* w, int n, int max_keys, int H) {
+  for (int h = 0; h < H; ++h) {
+    float* s = w + static_cast<int64_t>(h) * max_keys;
+    const float mx = row_max(s, n);
+#pragma omp simd
+    for (int j = 0; j < n; ++j) s[j] = fast_exp(s[j] - mx);
+    const float inv = 1.0f / row_sum(s, n);
+#pragma omp simd
+    for (int j = 0; j < n; ++j) s[j] *= inv;
+    for (int j = n; j < max_keys; ++j) s[j] = 0.0f;
+  }
+}
+
 // One query row against its keys, Dh a multiple of 16: scores per head in lanes (4 heads folded at once),
 // the softmax over lanes, and each head's context accumulated in registers over the keys (ascending).
 void attend_row_lanes(float* c, float* w, const float* qr, const float* k, const float* v, int64_t ld,
@@ -59,16 +73,7 @@ void attend_row_lanes(float* c, float* w, const float* qr, const float* k, const
       for (int g = 0; g < heads; ++g) w[static_cast<int64_t>(h0 + g) * max_keys + j] = dots[g] * scale;
     }
   }
-  for (int h = 0; h < H; ++h) {
-    float* s = w + static_cast<int64_t>(h) * max_keys;
-    const float mx = row_max(s, n);
-#pragma omp simd
-    for (int j = 0; j < n; ++j) s[j] = fast_exp(s[j] - mx);
-    const float inv = 1.0f / row_sum(s, n);
-#pragma omp simd
-    for (int j = 0; j < n; ++j) s[j] *= inv;
-    for (int j = n; j < max_keys; ++j) s[j] = 0.0f;
-  }
+  softmax_keys(w, n, max_keys, H);
   for (int h = 0; h < H; ++h) {
     const float* p = w + static_cast<int64_t>(h) * max_keys;
     for (int i0 = 0; i0 < per_head; i0 += 4) {
@@ -101,19 +106,7 @@ void attend_row(float* c, float* w, const float* qr, const float* k, const float
       w[static_cast<int64_t>(h) * max_keys + j] = dot * scale;
     }
   }
-  for (int h = 0; h < H; ++h) {
-    float* s = w + static_cast<int64_t>(h) * max_keys;
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int j = 0; j < n; ++j) mx = std::max(mx, s[j]);
-    float sum = 0.0f;
-    for (int j = 0; j < n; ++j) {
-      s[j] = fast_exp(s[j] - mx);
-      sum += s[j];
-    }
-    const float inv = 1.0f / sum;
-    for (int j = 0; j < n; ++j) s[j] *= inv;
-    for (int j = n; j < max_keys; ++j) s[j] = 0.0f;
-  }
+  softmax_keys(w, n, max_keys, H);
   for (int d = 0; d < D; ++d) c[d] = 0.0f;
   for (int j = 0; j < n; ++j) {
     const float* vr = v + static_cast<int64_t>(keys[j]) * ld;
@@ -161,10 +154,6 @@ inline float chunk_max(const float* x) {
   }
   return fold<true>(m);
 }
-
-}  // namespace
-
-namespace {
 
 // The k best of xr[c] - shift over c < V into val/idx (best first; ties to the lower column; NaN as -inf),
 // then their values as computed (a NaN comes back as NaN).
