@@ -12,8 +12,8 @@
 #include "ops/cross_entropy.h"
 #include "ops/decoding.h"
 #include "ops/softmax.h"
-#include "util/rng.h"
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace tt::decode {
 
@@ -167,6 +167,7 @@ void validate(const SearchOptions& o) {
   if (o.min_len < 0) throw ConfigError("min length " + std::to_string(o.min_len) + " must be >= 0");
   if (!std::isfinite(o.alpha)) throw ConfigError("length-penalty alpha must be a finite number");
   if (o.sampling) {
+    if (o.full_beam) throw ConfigError("sampling draws each sample on its own: it has no full beam");
     if (o.sampling_topk < 0) throw ConfigError("sampling top-k " + std::to_string(o.sampling_topk) + " must be >= 0 (0: all)");
     if (!(o.temperature > 0) || !std::isfinite(o.temperature))
       throw ConfigError("temperature " + std::to_string(o.temperature) + " must be a positive number");
@@ -256,7 +257,7 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
 
 std::vector<std::vector<Hypothesis>> search(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& options) {
-  ModelScorer scorer(model);
+  ModelScorer scorer(model, true);  // logits: normalised inside the top-k, as an ensemble of one does
   return search(scorer, sources, options, special_ids(model.config()));
 }
 
