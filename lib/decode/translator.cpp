@@ -4,6 +4,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdio>
+#include <exception>
 #include <numeric>
 #include <sstream>
 #include <thread>
@@ -195,7 +196,13 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
     }
   };
   std::vector<std::thread> helpers;
-  for (size_t w = 1; w < std::min(scorers_.size(), batches.size()); ++w) helpers.emplace_back(work, w);
+  try {
+    for (size_t w = 1; w < std::min(scorers_.size(), batches.size()); ++w) helpers.emplace_back(work, w);
+  } catch (...) {  // no thread for this worker (resources): those started finish, the error goes up
+    next = batches.size();
+    for (auto& t : helpers) t.join();
+    throw;
+  }
   work(0);
   for (auto& t : helpers) t.join();
   for (auto& f : failures)
