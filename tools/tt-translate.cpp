@@ -110,8 +110,10 @@ int translate_main(int argc, char** argv) {
     max_d_model = std::max(max_d_model, configs.back().d_model);
   }
   int workers = f.workers > 0 ? f.workers : tt::cli::auto_workers(max_d_model, threads);
+  bool invariant = false;
   auto make_backend = [&](int w) {
-    return tt::cli::make_decoding_backend(common.device, tt::cli::worker_threads(w, workers, threads), f.compute_type);
+    return tt::cli::make_decoding_backend(common.device, tt::cli::worker_threads(w, workers, threads), f.compute_type,
+                                          w == 0 ? &invariant : nullptr);
   };
   auto backend = make_backend(0);
   if (workers > 1 && backend->device() != tt::tensor::Device::cpu) {  // workers share weights in host memory
@@ -121,7 +123,6 @@ int translate_main(int argc, char** argv) {
     workers = 1;
     backend = make_backend(0);
   }
-  const bool invariant = backend->set_row_invariant(true);
   std::vector<std::unique_ptr<tt::nn::Transformer>> owned;
   std::vector<tt::nn::Transformer*> models;
   Vocab vocab;
@@ -165,10 +166,16 @@ int translate_main(int argc, char** argv) {
   if (!common.quiet) {
     const std::string runs =
         workers > 1 ? std::to_string(workers) + " workers of " + backend->name() : backend->name();
-    std::fprintf(stderr, "tt-translate: %s, compute %s, %zu model%s, beam %d, length penalty %s (alpha %g)%s\n",
-                 runs.c_str(), f.compute_type.c_str(), models.size(), models.size() == 1 ? "" : "s",
-                 o.search.beam, d.length_penalty.c_str(), static_cast<double>(o.search.alpha),
-                 invariant ? ", batch-invariant" : "");
+    const tt::decode::SearchOptions& so = o.search;
+    char search[160];
+    if (so.sampling)
+      std::snprintf(search, sizeof search, "sampling %s (temperature %g), %d sample%s per line", d.sampling.c_str(),
+                    static_cast<double>(so.temperature), so.beam, so.beam == 1 ? "" : "s");
+    else
+      std::snprintf(search, sizeof search, "beam %d", so.beam);
+    std::fprintf(stderr, "tt-translate: %s, compute %s, %zu model%s, %s, length penalty %s (alpha %g)%s\n",
+                 runs.c_str(), f.compute_type.c_str(), models.size(), models.size() == 1 ? "" : "s", search,
+                 d.length_penalty.c_str(), static_cast<double>(so.alpha), invariant ? ", batch-invariant" : "");
     if (!invariant)
       std::fprintf(stderr, "tt-translate: note: on this device outputs may depend on --batch-size\n");
     // oneDNN's ISA levels with int8 dot products: *_vnni, and avx512_core_bf16 / amx, which include VNNI.

@@ -11,9 +11,10 @@ int auto_workers(int max_d_model, int threads) { return max_d_model <= 256 ? std
 int worker_threads(int w, int workers, int threads) { return threads / workers + (w < threads % workers ? 1 : 0); }
 
 std::unique_ptr<backend::Backend> make_decoding_backend(const std::string& device, int threads,
-                                                        const std::string& compute_type) {
+                                                        const std::string& compute_type, bool* invariant) {
   auto be = backend::make_backend(device, threads);
-  be->set_row_invariant(true);
+  const bool on = be->set_row_invariant(true);
+  if (invariant) *invariant = on;
   if (compute_type == "int8" && !be->set_matmul_precision(backend::MatmulPrecision::int8))
     throw ConfigError("--compute-type int8 is not available on " + be->name(), "use --compute-type float32");
   if (compute_type == "bf16" && !be->set_matmul_precision(backend::MatmulPrecision::bf16)) {

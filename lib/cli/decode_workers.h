@@ -20,9 +20,10 @@ int auto_workers(int max_d_model, int threads);
 // Worker w's share of `threads` (the first ones take one more of the remainder).
 int worker_threads(int w, int workers, int threads);
 
-// A backend on `device` with `threads` threads, batch-invariant, products in `compute_type` (float32,
-// int8, bf16). Throws tt::ConfigError naming the flag where the device cannot.
+// A backend on `device` with `threads` threads, batch-invariant where the device can be (*invariant says
+// whether it is), products in `compute_type` (float32, int8, bf16). Throws tt::ConfigError naming the
+// flag where the device cannot.
 std::unique_ptr<backend::Backend> make_decoding_backend(const std::string& device, int threads,
-                                                        const std::string& compute_type);
+                                                        const std::string& compute_type, bool* invariant = nullptr);
 
 }  // namespace tt::cli

@@ -132,4 +132,7 @@ TEST_CASE("sampling options out of range are errors naming the option", "[decode
   CHECK_THROWS_WITH(decode::validate(sampling(5, 0.0f)), Catch::Contains("temperature"));
   CHECK_THROWS_WITH(decode::validate(sampling(5, std::nanf(""))), Catch::Contains("temperature"));
   CHECK_THROWS_WITH(decode::validate(sampling(5, 1.0f, 2000)), Catch::Contains("samples per sentence"));
+  SearchOptions full = sampling(5, 1.0f);
+  full.full_beam = true;
+  CHECK_THROWS_WITH(decode::validate(full), Catch::Contains("full beam"));
 }

@@ -135,6 +135,9 @@ TEST_CASE("tt-translate --sampling: the same samples for any batch size, threads
   auto full = run_command(translate_cmd("--sampling full --seed 7 --beam 3 --nbest 3 -q"), in);
   CHECK(full.status == 0);
   CHECK(count_lines(full.out) == 3 * count_lines(in));
+  auto header = run_command(translate_cmd("--sampling topk:5 --beam 2"), "x\n");
+  CHECK(header.err.find("sampling topk:5 (temperature 1), 2 samples per line") != std::string::npos);
+  CHECK(run_command(translate_cmd("--sampling topk:5 --full-beam"), "x\n").status == 1);
   auto bad = run_command(translate_cmd("--sampling top5"), "x\n");
   CHECK(bad.status == 1);
   CHECK(bad.err.find("--sampling 'top5'") != std::string::npos);
