@@ -75,7 +75,15 @@ class Backend {
   // caller must not change the values while the copy is held (the trainer holds it for one step's
   // forward and backward, then releases it before the optimizer updates the weights).
   virtual void hold_bf16_weights(const float* /*values*/, int64_t /*n*/) {}
+  // Also forgets every kept operand (below).
   virtual void release_bf16_weights() {}
+  // Operands used by more than one product (no effect unless bf16 weights are held, i.e. inside a training
+  // step): after keep, a bf16 product operand lying inside values[0, n) is converted at its first use and
+  // read from that copy by later products, until forget(values) has been called as often as keep. The
+  // caller promises the values do not change meanwhile: a layer keeps what it saves for its backward
+  // (a Linear's input, attention's q, k, v) and forgets it there.
+  virtual void keep_bf16_operand(const float* /*values*/, int64_t /*n*/) {}
+  virtual void forget_bf16_operand(const float* /*values*/) {}
 
   // ---- matrix products -------------------------------------------------------------------------------
   // C[M,N] = alpha * op(A) * op(B) + beta * C; op(A) is [M,K] (A stored [K,M] when trans_a), op(B) is

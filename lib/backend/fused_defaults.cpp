@@ -14,6 +14,9 @@ MatrixStrides heads(int T, int64_t ld, int Dh) { return MatrixStrides{T * ld, Dh
 
 MatrixStrides scores(int H, int Tq, int Tk) { return MatrixStrides{int64_t{H} * Tq * Tk, int64_t{Tq} * Tk, Tk}; }
 
+// Elements from a heads operand's first to one past its last: B * T rows of stride ld, H * Dh used.
+int64_t head_rows(int B, int T, int64_t ld, int H, int Dh) { return (int64_t{B} * T - 1) * ld + int64_t{H} * Dh; }
+
 }  // namespace
 
 void Backend::attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
@@ -21,6 +24,10 @@ void Backend::attention_forward(float* ctx, int64_t ldc, float* probs, float* dr
                                 int B, int H, int Tq, int Tk, int Dh, float scale, bool causal, float p,
                                 DropoutKey key) {
   const MatrixStrides ps = scores(H, Tq, Tk);
+  // Each of q, k, v and the weights w feeds one product here and one in backward (forgotten there).
+  keep_bf16_operand(q, head_rows(B, Tq, ldq, H, Dh));
+  keep_bf16_operand(k, head_rows(B, Tk, ldk, H, Dh));
+  keep_bf16_operand(v, head_rows(B, Tk, ldv, H, Dh));
   gemm_batched(false, true, B, H, Tq, Tk, Dh, 1.0f, q, heads(Tq, ldq, Dh), k, heads(Tk, ldk, Dh), 0.0f, probs, ps);
   attention_softmax_forward(probs, key_lengths, B, H, Tq, Tk, scale, causal, 0);
   const float* w = probs;
@@ -28,6 +35,7 @@ void Backend::attention_forward(float* ctx, int64_t ldc, float* probs, float* dr
     dropout_forward(dropped, probs, int64_t{B} * H * Tq * Tk, p, key);
     w = dropped;
   }
+  keep_bf16_operand(w, int64_t{B} * H * Tq * Tk);
   gemm_batched(false, false, B, H, Tq, Dh, Tk, 1.0f, w, ps, v, heads(Tk, ldv, Dh), 0.0f, ctx, heads(Tq, ldc, Dh));
 }
 
@@ -38,14 +46,23 @@ void Backend::attention_backward(float* dq, int64_t lddq, float* dk, int64_t ldd
                                  float p, DropoutKey key) {
   const MatrixStrides ps = scores(H, Tq, Tk), dcs = heads(Tq, lddc, Dh);
   const float* w = p > 0 ? dropped : probs;
+  const int64_t n_scores = int64_t{B} * H * Tq * Tk;
+  keep_bf16_operand(dctx, head_rows(B, Tq, lddc, H, Dh));
   // dW = dctx V^T ; dV = W^T dctx
   gemm_batched(false, true, B, H, Tq, Tk, Dh, 1.0f, dctx, dcs, v, heads(Tk, ldv, Dh), 0.0f, dprobs, ps);
   gemm_batched(true, false, B, H, Tk, Dh, Tq, 1.0f, w, ps, dctx, dcs, 0.0f, dv, heads(Tk, lddv, Dh));
-  if (p > 0) dropout_backward(dprobs, dprobs, int64_t{B} * H * Tq * Tk, p, key);
+  forget_bf16_operand(dctx);
+  forget_bf16_operand(w);
+  forget_bf16_operand(v);
+  if (p > 0) dropout_backward(dprobs, dprobs, n_scores, p, key);
   attention_softmax_backward(dprobs, probs, B, H, Tq, Tk, scale);
+  keep_bf16_operand(dprobs, n_scores);
   // dQ = dS K ; dK = dS^T Q
   gemm_batched(false, false, B, H, Tq, Dh, Tk, 1.0f, dprobs, ps, k, heads(Tk, ldk, Dh), 0.0f, dq, heads(Tq, lddq, Dh));
   gemm_batched(true, false, B, H, Tk, Dh, Tq, 1.0f, dprobs, ps, q, heads(Tq, ldq, Dh), 0.0f, dk, heads(Tk, lddk, Dh));
+  forget_bf16_operand(dprobs);
+  forget_bf16_operand(k);
+  forget_bf16_operand(q);
 }
 
 void Backend::residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* /*mask*/,

@@ -22,6 +22,13 @@ MemoryEstimate estimate_training_memory(const nn::ModelConfig& c, const BatchSha
   const int64_t V = c.vocab_size_tgt;
   const int64_t per_token = c.n_layers_enc * encoder_layer + c.n_layers_dec * decoder_layer + 2 * V + 2 * D;
   m.activation_bytes = 4 * b.tokens * per_token;
+  if (b.bf16) {
+    // 2-byte copies of what feeds a product in forward and again in backward (Backend::keep_bf16_operand):
+    // encoder: x, Q|K|V, weights, context, FFN input and hidden; decoder: the same for self-attention,
+    // cross-attention's x, Q, K|V, weights, context, and the FFN; the output projection's input.
+    const int64_t encoder_kept = 5 * D + H * L + D + F, decoder_kept = 5 * D + H * L + 5 * D + H * L + D + F;
+    m.activation_bytes += 2 * b.tokens * (c.n_layers_enc * encoder_kept + c.n_layers_dec * decoder_kept + D);
+  }
   return m;
 }
 

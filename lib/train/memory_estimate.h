@@ -4,7 +4,8 @@
 // parameter; bf16 adds a 2-byte copy of the weights) and the activations one batch saves for backward,
 // per layer and token from what each layer keeps (nn/*::Saved): inputs, Q/K/V and context, the
 // attention probabilities ([heads x keys] per query), the FFN hidden layer, the LayerNorm inputs, and
-// the logits with their gradient (2 x vocabulary per target token).
+// the logits with their gradient (2 x vocabulary per target token); in bf16 also the 2-byte copies of
+// the operands that products read in forward and again in backward.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,7 @@ struct MemoryEstimate {
 struct BatchShape {
   int64_t tokens = 0;   // padded tokens a side (source and target each at most this many)
   int64_t length = 0;   // the longest sentence: attention keys per query
-  bool bf16 = false;    // bf16 matrix products (a bf16 copy of the weights)
+  bool bf16 = false;    // bf16 matrix products (bf16 copies of the weights and of kept operands)
   std::string size_option = "batch_tokens";  // the option that sets the batch size, for the hint
 };
 

@@ -1,7 +1,7 @@
 // bf16 matrix products (Backend::set_matmul_precision): the result is the fp32-accumulated product of the
 // operands rounded to bf16 — close to a double reference on rounded inputs, and measurably not the fp32
-// product — on every transpose, padded leading dimensions and attention's strided layout; and the held
-// weight copy is what products read while held.
+// product — on every transpose, padded leading dimensions and attention's strided layout; the held
+// weight copy is what products read while held, and a kept operand's copy until it is forgotten.
 #include <catch2/catch.hpp>
 #include <cstring>
 
@@ -142,4 +142,84 @@ TEST_CASE("bf16 precision is refused without bf16 instructions, and fp32 is alwa
   const std::string isa = be->matmul_isa();
   CHECK(bf16 == (isa == "avx512_core_bf16" || isa == "avx512_core_amx"));
   CHECK(be->matmul_precision() == (bf16 ? backend::MatmulPrecision::bf16 : backend::MatmulPrecision::fp32));
+}
+
+TEST_CASE("bf16 products read a kept operand from its first conversion until it is forgotten", "[backend][gemm][bf16]") {
+  auto be = bf16_backend(1);
+  if (!be) return;
+  const int M = 8, N = 6, K = 16;
+  auto X = random_floats(static_cast<size_t>(M) * K, 1);
+  auto W = random_floats(static_cast<size_t>(N) * K, 2);
+  auto x = upload(*be, X), w = upload(*be, W);
+  auto product = [&] {
+    auto c = upload(*be, std::vector<float>(static_cast<size_t>(M) * N, 0.0f));
+    be->gemm(false, true, M, N, K, 1.0f, x.f32(), K, w.f32(), K, 0.0f, c.f32(), N);
+    return c.to_host_f32();
+  };
+  auto X2 = X;
+  for (float& v : X2) v *= 2;
+  auto doubled = [&](const std::vector<float>& got, const std::vector<float>& base) {
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(2 * base[i]).epsilon(1e-6).margin(1e-6));
+  };
+  const auto before = product();
+  // Outside a held step keep does nothing: the products see new values at once.
+  be->keep_bf16_operand(x.f32(), x.numel());
+  be->copy_from_host(x.f32(), X2.data(), X2.size() * sizeof(float));
+  doubled(product(), before);
+  be->forget_bf16_operand(x.f32());
+  be->copy_from_host(x.f32(), X.data(), X.size() * sizeof(float));
+
+  auto held = upload(*be, std::vector<float>(4, 0.0f));
+  be->hold_bf16_weights(held.f32(), held.numel());
+  be->keep_bf16_operand(x.f32(), x.numel());
+  be->keep_bf16_operand(x.f32(), x.numel());
+  CHECK(product() == before);  // converted here
+  // Changing the values while kept breaks the contract on purpose: the products still see the copy, as
+  // long as one keep is not yet forgotten.
+  be->copy_from_host(x.f32(), X2.data(), X2.size() * sizeof(float));
+  CHECK(product() == before);
+  be->forget_bf16_operand(x.f32());
+  CHECK(product() == before);
+  be->forget_bf16_operand(x.f32());
+  doubled(product(), before);
+  // release_bf16_weights forgets what is still kept.
+  be->keep_bf16_operand(x.f32(), x.numel());
+  const auto kept = product();
+  be->copy_from_host(x.f32(), X.data(), X.size() * sizeof(float));
+  CHECK(product() == kept);
+  be->release_bf16_weights();
+  CHECK(product() == before);
+}
+
+TEST_CASE("bf16 attention through kept operands gives the bits of unkept products", "[backend][gemm][bf16]") {
+  // The default attention keeps q, k, v and the weights from forward to backward: its gradients must be
+  // the same bits as when every product converts its operands afresh (weights not held: nothing kept).
+  auto be = bf16_backend(2);
+  if (!be) return;
+  const int B = 2, H = 2, T = 5, Dh = 8, D = H * Dh;
+  const int64_t ld = 3 * D, n = int64_t{B} * T * ld, scores = int64_t{B} * H * T * T;
+  auto run = [&](bool hold) {
+    auto qkv = upload(*be, random_floats(static_cast<size_t>(n), 4));
+    auto dctx_host = random_floats(static_cast<size_t>(B) * T * D, 5);
+    auto ctx = upload(*be, std::vector<float>(static_cast<size_t>(B) * T * D, 0.0f));
+    auto dctx = upload(*be, dctx_host);
+    auto probs = upload(*be, std::vector<float>(static_cast<size_t>(scores), 0.0f));
+    auto dropped = upload(*be, std::vector<float>(static_cast<size_t>(scores), 0.0f));
+    auto dprobs = upload(*be, std::vector<float>(static_cast<size_t>(scores), 0.0f));
+    auto dqkv = upload(*be, std::vector<float>(static_cast<size_t>(n), 0.0f));
+    auto held = upload(*be, std::vector<float>(4, 0.0f));
+    if (hold) be->hold_bf16_weights(held.f32(), held.numel());
+    const float* q = qkv.f32();
+    be->attention_forward(ctx.f32(), D, probs.f32(), dropped.f32(), q, ld, q + D, ld, q + 2 * D, ld, nullptr, B, H,
+                          T, T, Dh, 0.35f, true, 0.25f, backend::DropoutKey{3, 9});
+    float* dq = dqkv.f32();
+    be->attention_backward(dq, ld, dq + D, ld, dq + 2 * D, ld, dprobs.f32(), dctx.f32(), D, probs.f32(),
+                           dropped.f32(), q, ld, q + D, ld, q + 2 * D, ld, B, H, T, T, Dh, 0.35f, 0.25f,
+                           backend::DropoutKey{3, 9});
+    if (hold) be->release_bf16_weights();
+    return std::make_pair(ctx.to_host_f32(), dqkv.to_host_f32());
+  };
+  const auto plain = run(false), kept = run(true);
+  CHECK(plain.first == kept.first);
+  CHECK(plain.second == kept.second);
 }

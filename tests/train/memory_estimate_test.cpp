@@ -28,8 +28,13 @@ TEST_CASE("training memory: 16 bytes a parameter plus the activations one batch 
   const int64_t per_token = 4 * (10 * D + F + H * L) + 4 * (17 * D + F + 2 * H * L) + 2 * V + 2 * D;
   CHECK(m.activation_bytes == 4 * 2048 * per_token);
   CHECK(m.total() == m.state_bytes + m.activation_bytes);
-  // bf16 keeps a 2-byte copy of the weights; attention dropout a second copy of the probabilities.
-  CHECK(tt::train::estimate_training_memory(c, {2048, 64, true}).state_bytes == 18 * c.parameter_count());
+  // bf16 keeps a 2-byte copy of the weights, and of the operands products read in forward and backward
+  // (per token: encoder layer 6 D + F + H L, decoder layer 11 D + F + 2 H L, and D); attention dropout a
+  // second copy of the probabilities.
+  const auto bf16 = tt::train::estimate_training_memory(c, {2048, 64, true});
+  CHECK(bf16.state_bytes == 18 * c.parameter_count());
+  CHECK(bf16.activation_bytes ==
+        m.activation_bytes + 2 * 2048 * (4 * (6 * D + F + H * L) + 4 * (11 * D + F + 2 * H * L) + D));
   tt::nn::ModelConfig dropped = c;
   dropped.attention_dropout = 0.1f;
   CHECK(tt::train::estimate_training_memory(dropped, {2048, 64, false}).activation_bytes ==

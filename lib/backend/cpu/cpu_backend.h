@@ -53,6 +53,10 @@ class CpuBackend final : public Backend {
   std::string matmul_isa() const override;
   void hold_bf16_weights(const float* values, int64_t n) override;
   void release_bf16_weights() override;
+  void keep_bf16_operand(const float* values, int64_t n) override;
+  void forget_bf16_operand(const float* values) override;
+  // Ranges kept and not yet forgotten (a layer's forward and backward leave none behind; tests).
+  int64_t bf16_kept_ranges() const;
 
   void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
             const float* B, int64_t ldb, float beta, float* C, int64_t ldc) override;

@@ -3,7 +3,7 @@
 // what else the processor has. fp32 operands are converted into dense bf16 buffers by the per-ISA kernel
 // (kernels/convert.cpp) — the conversion also packs strided views (attention's [B, T, H, Dh] heads), so
 // the primitives only ever see dense operands; operands inside the held weights are read from the bf16
-// copy made once per step.
+// copy made once per step, and kept operands (bf16_operand_cache.h) from their copy made at first use.
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
@@ -77,10 +77,22 @@ void CpuBackend::release_bf16_weights() {
   if (bf16_) {
     bf16_->weights = nullptr;
     bf16_->weights_n = 0;
+    bf16_->kept.clear();
   }
 }
 
-// A dense bf16 copy of one operand: the held weights when it lies inside them, else converted into buf.
+void CpuBackend::keep_bf16_operand(const float* values, int64_t n) {
+  if (bf16_ && bf16_->weights) bf16_->kept.keep(values, n);
+}
+
+void CpuBackend::forget_bf16_operand(const float* values) {
+  if (bf16_) bf16_->kept.forget(values);
+}
+
+int64_t CpuBackend::bf16_kept_ranges() const { return bf16_ ? bf16_->kept.kept_ranges() : 0; }
+
+// A dense bf16 copy of one operand: the held weights when it lies inside them, the kept copy when it lies
+// inside a kept range (converted at its first use), else converted into buf.
 const uint16_t* CpuBackend::bf16_operand(std::vector<uint16_t>& buf, const float* x, int batch1, int batch2,
                                          int64_t rows, int64_t cols, MatrixStrides s) {
   Bf16Gemm& g = *bf16_;
@@ -90,9 +102,15 @@ const uint16_t* CpuBackend::bf16_operand(std::vector<uint16_t>& buf, const float
   if (g.weights && at >= begin && (at - begin) / sizeof(float) + static_cast<uint64_t>(n) <= static_cast<uint64_t>(g.weights_n) &&
       (at - begin) % sizeof(float) == 0 && is_dense(s, batch1, batch2, rows, cols))
     return g.weights_bf16.data() + (at - begin) / sizeof(float);
-  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
-  kernels_->convert_to_bf16(ctx_, buf.data(), x, batch1, batch2, rows, cols, s);
-  return buf.data();
+  bool fresh = false;
+  uint16_t* y = g.kept.find({x, batch1, batch2, rows, cols, s}, fresh);
+  if (!y) {
+    if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
+    y = buf.data();
+    fresh = true;
+  }
+  if (fresh) kernels_->convert_to_bf16(ctx_, y, x, batch1, batch2, rows, cols, s);
+  return y;
 }
 
 bool CpuBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,

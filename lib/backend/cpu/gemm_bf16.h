@@ -1,6 +1,6 @@
 // The bf16 matrix products of one CpuBackend (gemm_bf16.cpp): oneDNN `matmul` primitives with bf16 operands
 // and fp32 accumulation and output, cached per shape; the operand conversion buffers; the held bf16 copy of
-// the weights (Backend::hold_bf16_weights).
+// the weights (Backend::hold_bf16_weights) and of kept operands (keep_bf16_operand).
 #pragma once
 
 #include <array>
@@ -9,6 +9,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
+
+#include "backend/cpu/bf16_operand_cache.h"
 
 namespace tt::backend::cpu {
 
@@ -33,6 +35,8 @@ struct Bf16Gemm {
   const float* weights = nullptr;
   int64_t weights_n = 0;
   std::vector<uint16_t> weights_bf16;
+  // Operands kept while the weights are held (Backend::keep_bf16_operand).
+  Bf16OperandCache kept;
 };
 
 }  // namespace tt::backend::cpu
