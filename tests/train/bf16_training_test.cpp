@@ -76,10 +76,14 @@ TEST_CASE("bf16: one training step's loss and gradients are within 1e-2 of fp32"
   CHECK(std::abs(loss[1] - loss[0]) <= 1e-2 * loss[0]);
   CHECK(loss[1] != loss[0]);  // the products really ran in bf16
   // The gradient: each matrix product rounds its operands to bf16 (unit roundoff 2^-8, ~0.3 % error per
-  // product on random data) and backward chains ~10 of them, so the whole gradient comes out ~1.6 % off
-  // (measured; the same with attention's products kept fp32, and ~2 % with one layer): checked norm-wise
-  // within 3e-2, each tensor within 5e-2. Tensors whose true gradient is ~0 (k_proj.bias: softmax ignores
-  // a constant shift) are left out.
+  // product on random data) and backward chains ~10 of them; where a gradient sums many nearly cancelling
+  // terms (an FFN's first layer: its error is ~10x its second's) the error grows. The whole gradient comes
+  // out 1.6-2.6 % off over init seeds 7-9 (measured). PyTorch's bf16 autocast on the same architecture
+  // and init is as far off (bench/bf16_grad_error.py): 1.5-2.8 % over three seeds, and 3.3-4.9 % vs
+  // tt's 3.9-4.2 % at tiny, 3.2-3.5 % vs 2.9-3.4 % at small. 1e-2 norm-wise is beyond bf16 operands on
+  // this init (PyTorch's own init, smaller weights, gives it 0.8-1.1 %): checked within 3e-2, each tensor
+  // within 5e-2. Tensors whose true gradient is ~0 (k_proj.bias: softmax ignores a constant shift) are
+  // left out.
   const double total = relative_error(grads[1], grads[0], 0, grads[0].size());
   CHECK(total <= 3e-2);
   CHECK(total > 0);
