@@ -1,7 +1,9 @@
 // Bf16OperandCache (backend/cpu/bf16_operand_cache.h), the bookkeeping behind Backend::keep_bf16_operand:
 // which operands it holds a copy for, when a copy is fresh (to be converted) or reused, reference-counted
-// forgetting, and that buffers are reused after clear() rather than reallocated. Runs on any processor.
+// forgetting, and that copies come from one step buffer, freed from the top and grown to the busiest
+// step. Runs on any processor.
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <vector>
 
 #include "backend/cpu/bf16_operand_cache.h"
@@ -70,24 +72,41 @@ TEST_CASE("bf16 operand cache: a range kept twice lives until forgotten twice", 
   CHECK(cache.find(dense(y.data(), 2, 16), fresh) == nullptr);
 }
 
-TEST_CASE("bf16 operand cache: the next step reuses the buffers of the last", "[backend][bf16]") {
-  std::vector<float> x(4096), y(1024);
+TEST_CASE("bf16 operand cache: copies come from one step buffer, freed from the top", "[backend][bf16]") {
+  std::vector<float> x(4096), y(1024), z(1024);
   Bf16OperandCache cache;
   bool fresh = false;
+  // The first step has no buffer yet: its copies are separate allocations, and clear() sizes the buffer
+  // to what the step held at once.
+  cache.keep(x.data(), 4096);
+  cache.keep(y.data(), 1024);
+  cache.find(dense(x.data(), 64, 64), fresh);
+  cache.find(dense(y.data(), 16, 64), fresh);
+  CHECK(cache.capacity() == 0);
+  cache.clear();
+  CHECK(cache.capacity() == 4096 + 1024);
+  // The next step, same shapes: one after the other in the buffer, and the buffer does not grow.
   cache.keep(x.data(), 4096);
   cache.keep(y.data(), 1024);
   uint16_t* bx = cache.find(dense(x.data(), 64, 64), fresh);
-  uint16_t* by = cache.find(dense(y.data(), 16, 64), fresh);
-  cache.clear();
-  // Same shapes, next step: the same buffers, each where it fits.
-  cache.keep(y.data(), 1024);
-  cache.keep(x.data(), 4096);
-  CHECK(cache.find(dense(y.data(), 16, 64), fresh) == by);
   CHECK(fresh);  // a reused buffer still has to be filled
-  CHECK(cache.find(dense(x.data(), 64, 64), fresh) == bx);
+  uint16_t* by = cache.find(dense(y.data(), 16, 64), fresh);
+  CHECK(by == bx + 4096);
+  // Forgetting the top frees it for the next copy; forgetting below the top frees nothing until the top
+  // goes too.
+  cache.forget(y.data());
+  cache.keep(z.data(), 1024);
+  CHECK(cache.find(dense(z.data(), 16, 64), fresh) == by);
   cache.forget(x.data());
-  // A buffer more than twice the size asked for is not handed out for a small operand.
-  cache.keep(y.data() + 512, 512);
-  uint16_t* small = cache.find(dense(y.data() + 512, 1, 64), fresh);
-  CHECK(small != bx);
+  cache.keep(y.data(), 1024);
+  uint16_t* above = cache.find(dense(y.data(), 16, 64), fresh);
+  // Over capacity: a separate allocation, not inside the buffer.
+  const auto at = reinterpret_cast<uintptr_t>(above), buffer = reinterpret_cast<uintptr_t>(bx);
+  CHECK((at < buffer || at >= buffer + sizeof(uint16_t) * static_cast<uintptr_t>(cache.capacity())));
+  cache.forget(y.data());
+  cache.forget(z.data());  // the top, and the freed x below it
+  cache.keep(y.data(), 1024);
+  CHECK(cache.find(dense(y.data(), 16, 64), fresh) == bx);
+  cache.clear();
+  CHECK(cache.capacity() == 4096 + 1024 + 1024);  // the step held three copies at once
 }

@@ -1,6 +1,11 @@
 #include "backend/cpu/bf16_operand_cache.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <string>
+
+#include "util/error.h"
 
 namespace tt::backend::cpu {
 namespace {
@@ -13,6 +18,33 @@ int64_t extent(const Bf16OperandCache::Layout& l) {
 }
 
 }  // namespace
+
+Bf16OperandCache::Pages::Pages(int64_t n) : bytes_(static_cast<size_t>(n) * sizeof(uint16_t)) {
+  if (bytes_ == 0) return;
+  void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    bytes_ = 0;
+    throw Error("out of host memory allocating " + std::to_string(n * 2) + " bytes of bf16 operands",
+                "use a smaller --batch-tokens or model");
+  }
+  if (bytes_ >= (size_t{4} << 20)) madvise(p, bytes_, MADV_HUGEPAGE);  // advice only, as CpuBackend::allocate
+  data_ = static_cast<uint16_t*>(p);
+}
+
+Bf16OperandCache::Pages::~Pages() {
+  if (data_) munmap(data_, bytes_);
+}
+
+Bf16OperandCache::Pages& Bf16OperandCache::Pages::operator=(Pages&& o) noexcept {
+  if (this != &o) {
+    if (data_) munmap(data_, bytes_);
+    data_ = o.data_;
+    bytes_ = o.bytes_;
+    o.data_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
 
 void Bf16OperandCache::keep(const float* x, int64_t n) {
   if (n <= 0) return;
@@ -30,23 +62,24 @@ void Bf16OperandCache::forget(const float* x) {
   for (auto it = ranges_.rbegin(); it != ranges_.rend(); ++it)
     if (it->begin == begin) {
       if (--it->count > 0) return;
-      recycle(*it);
+      for (Copy& c : it->copies) release(c);
       ranges_.erase(std::next(it).base());
       return;
     }
 }
 
 void Bf16OperandCache::clear() {
-  for (Range& r : ranges_) recycle(r);
+  for (Range& r : ranges_)
+    for (Copy& c : r.copies) release(c);
   ranges_.clear();
-  // Keep as many free elements as the busiest step held at once (a quarter more for shapes that vary
-  // between steps), the largest buffers first: what a step with new shapes does not reuse is freed.
-  std::sort(free_.begin(), free_.end(), [](const Buffer& a, const Buffer& b) { return a.capacity > b.capacity; });
-  int64_t kept = 0;
-  size_t i = 0;
-  while (i < free_.size() && kept + free_[i].capacity <= peak_live_ + peak_live_ / 4) kept += free_[i++].capacity;
-  free_.resize(i);
-  peak_live_ = 0;
+  slots_.clear();
+  top_ = 0;
+  if (peak_ > capacity_) {  // this step overflowed: the next one gets room for all of it
+    buffer_ = Pages();  // the old one goes first
+    buffer_ = Pages(peak_);
+    capacity_ = peak_;
+  }
+  peak_ = 0;
 }
 
 int64_t Bf16OperandCache::copies() const {
@@ -64,39 +97,43 @@ uint16_t* Bf16OperandCache::find(const Layout& operand, bool& fresh) {
     const Key key{static_cast<int64_t>(begin), operand.batch1, operand.batch2, operand.rows, operand.cols,
                   operand.s.batch1, operand.s.batch2, operand.s.ld};
     for (Copy& c : r->copies)
-      if (c.key == key) return c.buffer.data.get();
-    const int64_t n = int64_t{operand.batch1} * operand.batch2 * operand.rows * operand.cols;
-    r->copies.push_back(Copy{key, take(n)});
+      if (c.key == key) return c.data;
+    r->copies.push_back(allocate(key, int64_t{operand.batch1} * operand.batch2 * operand.rows * operand.cols));
     fresh = true;
-    return r->copies.back().buffer.data.get();
+    return r->copies.back().data;
   }
   return nullptr;
 }
 
-// The smallest free buffer that holds n elements without wasting more than half of itself, else a new one.
-Bf16OperandCache::Buffer Bf16OperandCache::take(int64_t n) {
-  auto best = free_.end();
-  for (auto it = free_.begin(); it != free_.end(); ++it)
-    if (it->capacity >= n && it->capacity <= 2 * n && (best == free_.end() || it->capacity < best->capacity)) best = it;
-  Buffer b;
-  if (best != free_.end()) {
-    b = std::move(*best);
-    free_.erase(best);
+Bf16OperandCache::Copy Bf16OperandCache::allocate(const Key& key, int64_t n) {
+  Copy c{key, nullptr, n, -1, Pages()};
+  if (top_ + n <= capacity_) {
+    c.data = buffer_.data() + top_;
+    c.slot = static_cast<int64_t>(slots_.size());
+    slots_.push_back(Slot{top_, n, true});
+    top_ += n;
   } else {
-    b.data.reset(new uint16_t[static_cast<size_t>(n)]);  // uninitialised: the caller converts into it
-    b.capacity = n;
+    c.overflow = Pages(n);
+    c.data = c.overflow.data();
+    overflow_ += n;
   }
-  live_ += b.capacity;
-  peak_live_ = std::max(peak_live_, live_);
-  return b;
+  peak_ = std::max(peak_, top_ + overflow_);
+  return c;
 }
 
-void Bf16OperandCache::recycle(Range& r) {
-  for (Copy& c : r.copies) {
-    live_ -= c.buffer.capacity;
-    free_.push_back(std::move(c.buffer));
+void Bf16OperandCache::release(Copy& c) {
+  if (c.slot < 0) {
+    if (c.overflow.data()) overflow_ -= c.size;
+    c.overflow = Pages();
+  } else {
+    slots_[static_cast<size_t>(c.slot)].live = false;
+    while (!slots_.empty() && !slots_.back().live) {  // free the top, and what lies freed below it
+      top_ = slots_.back().offset;
+      slots_.pop_back();
+    }
   }
-  r.copies.clear();
+  c.data = nullptr;
+  c.slot = -1;
 }
 
 }  // namespace tt::backend::cpu

@@ -2,13 +2,13 @@
 // a Linear's input x feeds x W^T in forward and dW = dy^T x in backward, its output gradient dy feeds both
 // dx = dy W and dW, attention's q, k, v and weights feed one product each way. Each such operand is
 // converted once per step instead of once per product; the copy of a kept range lives until the range is
-// forgotten as often as it was kept, or until clear(). Buffers go back to a free list for the next step's
-// operands (no fresh pages each step).
+// forgotten as often as it was kept, or until clear(). The copies live in one buffer sized to the busiest
+// step so far (no fresh pages each step, memory = what one step holds at once).
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "backend/backend.h"
@@ -35,29 +35,55 @@ class Bf16OperandCache {
 
   int64_t kept_ranges() const { return static_cast<int64_t>(ranges_.size()); }
   int64_t copies() const;
+  int64_t capacity() const { return capacity_; }  // elements of the step buffer
 
  private:
-  struct Buffer {
-    std::unique_ptr<uint16_t[]> data;
-    int64_t capacity = 0;
-  };
   using Key = std::array<int64_t, 8>;  // address, batch1, batch2, rows, cols, the three strides
+  // Elements mapped straight from the system (mmap), so that freeing them gives the memory back: a
+  // step that outgrows the buffer frees its overflow before the bigger buffer is taken, and peak memory
+  // stays one step's worth instead of heap chunks plus the buffer.
+  class Pages {
+   public:
+    Pages() = default;
+    explicit Pages(int64_t n);
+    ~Pages();
+    Pages(Pages&& o) noexcept : data_(o.data_), bytes_(o.bytes_) { o.data_ = nullptr, o.bytes_ = 0; }
+    Pages& operator=(Pages&& o) noexcept;
+    uint16_t* data() const { return data_; }
+
+   private:
+    uint16_t* data_ = nullptr;
+    size_t bytes_ = 0;
+  };
   struct Copy {
     Key key;
-    Buffer buffer;
+    uint16_t* data;
+    int64_t size;
+    int64_t slot;    // index into slots_, or -1: an overflow allocation
+    Pages overflow;  // owns data when slot is -1
   };
   struct Range {
     uintptr_t begin, end;  // bytes
     int count;
     std::vector<Copy> copies;
   };
+  // Copies come from one buffer as a stack: a step keeps in forward order and forgets in nearly the
+  // reverse order, so freeing the top frees what the next copy needs. A step that outgrows the buffer
+  // takes separate allocations, and clear() then grows the buffer to that step's peak for the next one.
+  struct Slot {
+    int64_t offset, size;
+    bool live;
+  };
 
-  Buffer take(int64_t n);
-  void recycle(Range& r);
+  Copy allocate(const Key& key, int64_t n);
+  void release(Copy& c);
 
   std::vector<Range> ranges_;
-  std::vector<Buffer> free_;
-  int64_t live_ = 0, peak_live_ = 0;  // elements in copies now, and at most since the last clear()
+  Pages buffer_;
+  int64_t capacity_ = 0, top_ = 0;
+  std::vector<Slot> slots_;
+  // Elements in overflow allocations now; the most the step buffer and overflow held at once since clear().
+  int64_t overflow_ = 0, peak_ = 0;
 };
 
 }  // namespace tt::backend::cpu
