@@ -101,6 +101,8 @@ class TimingBackend final : public Backend {
   std::string matmul_isa() const override { return inner_.matmul_isa(); }
   void hold_bf16_weights(const float* v, int64_t n) override { inner_.hold_bf16_weights(v, n); }
   void release_bf16_weights() override { inner_.release_bf16_weights(); }
+  void keep_bf16_operand(const float* v, int64_t n) override { inner_.keep_bf16_operand(v, n); }
+  void forget_bf16_operand(const float* v) override { inner_.forget_bf16_operand(v); }
 
   void gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int64_t lda, const float* B,
             int64_t ldb, float beta, float* C, int64_t ldc) override {

@@ -81,7 +81,8 @@ class Backend {
   // step): after keep, a bf16 product operand lying inside values[0, n) is converted at its first use and
   // read from that copy by later products, until forget(values) has been called as often as keep. The
   // caller promises the values do not change meanwhile: a layer keeps what it saves for its backward
-  // (a Linear's input, attention's q, k, v) and forgets it there.
+  // (a Linear's input, attention's q, k, v) and forgets it there. A range kept before the kernel that
+  // produces it (the loss gradient) may get its copy from that kernel, fused.
   virtual void keep_bf16_operand(const float* /*values*/, int64_t /*n*/) {}
   virtual void forget_bf16_operand(const float* /*values*/) {}
 

@@ -24,11 +24,14 @@ LossStats Transformer::forward_backward(const Batch& batch, tensor::Arena& arena
   const Tensor& table = m.embeddings.table(Side::target);
   Tensor logits = arena.allocate(Shape{N, table.dim(0)});
   output_projection_forward(logits, hidden, table);
+  // The loss kernel may write its gradient's bf16 copy as it goes, for the output projection's backward.
+  logits.backend().keep_bf16_operand(logits.f32(), logits.numel());
   LossStats stats = label_smoothed_loss(logits, d.tgt_out, batch.tgt_out, config_.label_smoothing, config_.pad_id,
                                         grad_scale, arena);
 
   Tensor dhidden = arena.allocate(Shape{batch.B, batch.T, D});
   output_projection_backward(dhidden, m.embeddings.table_grad(Side::target), logits, hidden, table);
+  logits.backend().forget_bf16_operand(logits.f32());
   Tensor dmemory = arena.allocate(memory.shape());
   dmemory.zero();
   m.decoder.backward(dhidden, dmemory, decoder_saved, m.embeddings, arena, m.scratch);

@@ -223,3 +223,32 @@ TEST_CASE("bf16 attention through kept operands gives the bits of unkept product
   CHECK(plain.first == kept.first);
   CHECK(plain.second == kept.second);
 }
+
+TEST_CASE("bf16: the loss kernel writes its gradient's copy into a kept range, the bits a conversion gives",
+          "[backend][gemm][bf16]") {
+  auto be = bf16_backend(2);
+  if (!be) return;
+  const int N = 7, V = 300, D = 16;
+  const auto X = random_floats(static_cast<size_t>(N) * V, 1);
+  const auto H = random_floats(static_cast<size_t>(N) * D, 2);
+  std::vector<int32_t> T{3, 299, -1, 0, 17, 150, 42};  // -1: an ignored row
+  auto run = [&](bool keep) {
+    auto logits = upload(*be, X), h = upload(*be, H), targets = upload(*be, T);
+    auto loss = upload(*be, std::vector<float>(N)), nll = upload(*be, std::vector<float>(N));
+    auto dtable = upload(*be, std::vector<float>(static_cast<size_t>(V) * D, 0.0f));
+    auto held = upload(*be, std::vector<float>(4, 0.0f));
+    be->hold_bf16_weights(held.f32(), held.numel());
+    if (keep) be->keep_bf16_operand(logits.f32(), logits.numel());
+    be->cross_entropy_forward_backward(loss.f32(), nll.f32(), logits.f32(), targets.i32(), N, V, 0.1f, -1, 0.5f);
+    if (keep) {  // break the contract on purpose: the product must read the kernel's copy, not this
+      std::vector<float> junk(static_cast<size_t>(N) * V, 7.0f);
+      be->copy_from_host(logits.f32(), junk.data(), junk.size() * sizeof(float));
+    }
+    be->gemm(true, false, V, D, N, 1.0f, logits.f32(), V, h.f32(), D, 1.0f, dtable.f32(), D);  // dtable += g^T h
+    if (keep) be->forget_bf16_operand(logits.f32());
+    be->release_bf16_weights();
+    return dtable.to_host_f32();
+  };
+  const auto converted = run(false), fused = run(true);
+  CHECK(converted == fused);
+}

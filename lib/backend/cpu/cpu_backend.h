@@ -180,6 +180,9 @@ class CpuBackend final : public Backend {
                  MatrixStrides c);
   const uint16_t* bf16_operand(std::vector<uint16_t>& buf, const float* x, int batch1, int batch2, int64_t rows,
                                int64_t cols, MatrixStrides s);
+  // Where a kernel producing the dense [rows, cols] values x should write their bf16 copy (fused instead of
+  // converted at the next product): the kept copy when x lies in a kept range, else null.
+  uint16_t* bf16_output_copy(const float* x, int64_t rows, int64_t cols);
 
   int threads_;
   const KernelTable* kernels_;

@@ -1,19 +1,22 @@
 // Fused label-smoothed cross-entropy: loss, nll and the gradient in place of the logits.
-//   logits: [N, V] (gradient on exit)   targets, loss, nll: [N]
+//   logits: [N, V] (gradient on exit)   targets, loss, nll: [N]   grad16: null, or [N, V] (gradient in bf16)
 // Per row: one read for max and sum(x), one pass writing exp(x - max) in place, one pass turning it
-// into (softmax - q) * grad_scale. The [V] row stays in L1/L2 between passes.
+// into (softmax - q) * grad_scale, and for bf16 training its bf16 copy (a row still in cache, instead of a
+// pass over [N, V] from memory before the output projection's backward). The [V] row stays in L1/L2
+// between passes.
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/kernels/bf16_row.h"
 #include "backend/cpu/kernels/kernel_functions.h"
 #include "backend/cpu/kernels/lanes.h"
 #include "backend/cpu/fast_math.h"
 
 namespace tt::backend::cpu::TT_CPU_ISA {
 
-void cross_entropy_forward_backward(const KernelContext& ctx, float* loss, float* nll, float* logits, const int32_t* targets,
-                                                int64_t N, int V, float eps, int32_t ignore_id,
-                                                float grad_scale) {
+void cross_entropy_forward_backward(const KernelContext& ctx, float* loss, float* nll, float* logits, uint16_t* grad16,
+                                    const int32_t* targets, int64_t N, int V, float eps, int32_t ignore_id,
+                                    float grad_scale) {
   // Targets were range-checked by CpuBackend (one place for every instruction set).
   const float smooth = eps / static_cast<float>(V);
   int nt = threads_for(ctx, N * V * 4);
@@ -26,6 +29,7 @@ void cross_entropy_forward_backward(const KernelContext& ctx, float* loss, float
       nll[i] = 0.0f;
 #pragma omp simd
       for (int k = 0; k < V; ++k) x[k] = 0.0f;
+      if (grad16) std::fill(grad16 + i * V, grad16 + (i + 1) * V, uint16_t{0});
       continue;
     }
     // In vector lanes: GCC left this two-reduction loop scalar, one dependent add per logit (two thirds of
@@ -49,6 +53,7 @@ void cross_entropy_forward_backward(const KernelContext& ctx, float* loss, float
 #pragma omp simd
     for (int k = 0; k < V; ++k) x[k] = std::fma(x[k], a, b);
     x[t] -= (1.0f - eps) * grad_scale;
+    if (grad16) to_bf16_row(grad16 + i * V, x, V);
   }
 }
 

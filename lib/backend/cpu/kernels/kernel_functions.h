@@ -69,9 +69,10 @@ void embedding_forward(const KernelContext& ctx, float* y, const int32_t* ids, c
 void embedding_backward(const KernelContext& ctx, float* dtable, const float* dy, const int32_t* ids, float scale,
                         int64_t N, int D);
 void positions_backward(const KernelContext& ctx, float* dpositions, const float* dy, int B, int T, int D);
+// grad16: null, or [N, V] receiving the gradient rounded to bf16 as convert_to_bf16 would (fused).
 void cross_entropy_forward_backward(const KernelContext& ctx, float* loss, float* nll, float* logits,
-                                    const int32_t* targets, int64_t N, int V, float eps, int32_t ignore_id,
-                                    float grad_scale);
+                                    uint16_t* grad16, const int32_t* targets, int64_t N, int V, float eps,
+                                    int32_t ignore_id, float grad_scale);
 void log_softmax(const KernelContext& ctx, float* x, int64_t N, int V);
 void adam_step(const KernelContext& ctx, float* param, float* m, float* v, const float* grad, int64_t n, float lr,
                float beta1, float beta2, float eps, float weight_decay, int64_t step);

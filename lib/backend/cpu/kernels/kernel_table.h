@@ -71,8 +71,8 @@ struct KernelTable {
                              int64_t N, int D);
   void (*positions_backward)(const KernelContext&, float* dpositions, const float* dy, int B, int T, int D);
   void (*cross_entropy_forward_backward)(const KernelContext&, float* loss, float* nll, float* logits,
-                                         const int32_t* targets, int64_t N, int V, float eps, int32_t ignore_id,
-                                         float grad_scale);
+                                         uint16_t* grad16, const int32_t* targets, int64_t N, int V, float eps,
+                                         int32_t ignore_id, float grad_scale);
   void (*log_softmax)(const KernelContext&, float* x, int64_t N, int V);
   void (*adam_step)(const KernelContext&, float* param, float* m, float* v, const float* grad, int64_t n, float lr,
                     float beta1, float beta2, float eps, float weight_decay, int64_t step);
