@@ -16,12 +16,9 @@ void output_projection_backward(const tensor::Tensor& dhidden, const tensor::Ten
                                 const tensor::Tensor& table) {
   const int64_t D = table.dim(1);
   const tensor::Tensor h = hidden.reshape(tensor::Shape{hidden.numel() / D, D});
-  auto& be = hidden.backend();
-  be.keep_bf16_operand(dlogits.f32(), dlogits.numel());  // both products read it
   ops::matmul(dtable, dlogits, true, h, false, 1.0f, 1.0f);
   ops::matmul(dhidden.reshape(h.shape()), dlogits, false, table, false);
-  be.forget_bf16_operand(dlogits.f32());
-  be.forget_bf16_operand(hidden.f32());
+  hidden.backend().forget_bf16_operand(hidden.f32());
 }
 
 LossStats label_smoothed_loss(const tensor::Tensor& logits, const tensor::Tensor& targets,

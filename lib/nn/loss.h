@@ -19,9 +19,10 @@ struct LossStats {
   int64_t tokens = 0;
 };
 
-// logits = hidden · table^T
+// logits = hidden · table^T. In a bf16 training step hidden's bf16 copy is kept for backward.
 void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table);
-// dhidden = dlogits · table (assigned); dtable += dlogits^T · hidden.
+// dhidden = dlogits · table (assigned); dtable += dlogits^T · hidden; forgets hidden's copy. In bf16 the
+// caller keeps dlogits (from before the loss kernel, which then writes its copy) so both products read one.
 void output_projection_backward(const tensor::Tensor& dhidden, const tensor::Tensor& dtable,
                                 const tensor::Tensor& dlogits, const tensor::Tensor& hidden,
                                 const tensor::Tensor& table);

@@ -24,7 +24,7 @@ LossStats Transformer::forward_backward(const Batch& batch, tensor::Arena& arena
   const Tensor& table = m.embeddings.table(Side::target);
   Tensor logits = arena.allocate(Shape{N, table.dim(0)});
   output_projection_forward(logits, hidden, table);
-  // The loss kernel may write its gradient's bf16 copy as it goes, for the output projection's backward.
+  // bf16: the loss kernel writes its gradient's copy as it goes, and both backward products read it.
   logits.backend().keep_bf16_operand(logits.f32(), logits.numel());
   LossStats stats = label_smoothed_loss(logits, d.tgt_out, batch.tgt_out, config_.label_smoothing, config_.pad_id,
                                         grad_scale, arena);

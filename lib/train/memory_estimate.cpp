@@ -25,9 +25,10 @@ MemoryEstimate estimate_training_memory(const nn::ModelConfig& c, const BatchSha
   if (b.bf16) {
     // 2-byte copies of what feeds a product in forward and again in backward (Backend::keep_bf16_operand):
     // encoder: x, Q|K|V, weights, context, FFN input and hidden; decoder: the same for self-attention,
-    // cross-attention's x, Q, K|V, weights, context, and the FFN; the output projection's input.
+    // cross-attention's x, Q, K|V, weights, context, and the FFN; the output projection's input, and the
+    // loss gradient's copy (alive with all of them when backward starts).
     const int64_t encoder_kept = 5 * D + H * L + D + F, decoder_kept = 5 * D + H * L + 5 * D + H * L + D + F;
-    m.activation_bytes += 2 * b.tokens * (c.n_layers_enc * encoder_kept + c.n_layers_dec * decoder_kept + D);
+    m.activation_bytes += 2 * b.tokens * (c.n_layers_enc * encoder_kept + c.n_layers_dec * decoder_kept + D + V);
   }
   return m;
 }

@@ -110,7 +110,7 @@ Bf16OperandCache::Copy Bf16OperandCache::allocate(const Key& key, int64_t n) {
   if (top_ + n <= capacity_) {
     c.data = buffer_.data() + top_;
     c.slot = static_cast<int64_t>(slots_.size());
-    slots_.push_back(Slot{top_, n, true});
+    slots_.push_back(Slot{top_, true});
     top_ += n;
   } else {
     c.overflow = Pages(n);

@@ -27,7 +27,7 @@ class Bf16OperandCache {
 
   void keep(const float* x, int64_t n);
   void forget(const float* x);
-  void clear();  // forgets every range; keeps the buffers for reuse
+  void clear();  // forgets every range; keeps the step buffer, grown to this step's peak if it overflowed
 
   // The copy of `operand` when it lies inside a kept range: `fresh` tells the caller to fill it (dense
   // rows * cols per matrix, batch1 * batch2 matrices). Null when no kept range holds the operand.
@@ -71,7 +71,7 @@ class Bf16OperandCache {
   // reverse order, so freeing the top frees what the next copy needs. A step that outgrows the buffer
   // takes separate allocations, and clear() then grows the buffer to that step's peak for the next one.
   struct Slot {
-    int64_t offset, size;
+    int64_t offset;
     bool live;
   };
 

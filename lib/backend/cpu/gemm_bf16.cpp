@@ -115,10 +115,8 @@ const uint16_t* CpuBackend::bf16_operand(std::vector<uint16_t>& buf, const float
 
 uint16_t* CpuBackend::bf16_output_copy(const float* x, int64_t rows, int64_t cols) {
   if (!bf16_ || !bf16_->weights) return nullptr;
-  bool fresh = false;
-  uint16_t* y = bf16_->kept.find({x, 1, 1, rows, cols, MatrixStrides{0, 0, cols}}, fresh);
-  // An existing copy would hold the values from before the kernel: the caller overwrites it either way.
-  return y;
+  bool fresh = false;  // the kernel fills the copy whether or not one existed (it rewrites x too)
+  return bf16_->kept.find({x, 1, 1, rows, cols, MatrixStrides{0, 0, cols}}, fresh);
 }
 
 bool CpuBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
