@@ -82,7 +82,9 @@ class Backend {
   // read from that copy by later products, until forget(values) has been called as often as keep. The
   // caller promises the values do not change meanwhile: a layer keeps what it saves for its backward
   // (a Linear's input, attention's q, k, v) and forgets it there. A range kept before the kernel that
-  // produces it (the loss gradient) may get its copy from that kernel, fused.
+  // produces it may get its copy from that kernel, fused (the CPU backend's elementwise kernels do: the
+  // FFN hidden layer and its gradient, LayerNorm outputs, attention weights and their gradient, the
+  // loss gradient).
   virtual void keep_bf16_operand(const float* /*values*/, int64_t /*n*/) {}
   virtual void forget_bf16_operand(const float* /*values*/) {}
 

@@ -29,13 +29,11 @@ void Backend::attention_forward(float* ctx, int64_t ldc, float* probs, float* dr
   keep_bf16_operand(k, head_rows(B, Tk, ldk, H, Dh));
   keep_bf16_operand(v, head_rows(B, Tk, ldv, H, Dh));
   gemm_batched(false, true, B, H, Tq, Tk, Dh, 1.0f, q, heads(Tq, ldq, Dh), k, heads(Tk, ldk, Dh), 0.0f, probs, ps);
-  attention_softmax_forward(probs, key_lengths, B, H, Tq, Tk, scale, causal, 0);
-  const float* w = probs;
-  if (p > 0) {
-    dropout_forward(dropped, probs, int64_t{B} * H * Tq * Tk, p, key);
-    w = dropped;
-  }
+  // w is kept before the kernel that produces it (softmax, or dropout) so that the kernel may write its copy.
+  const float* w = p > 0 ? dropped : probs;
   keep_bf16_operand(w, int64_t{B} * H * Tq * Tk);
+  attention_softmax_forward(probs, key_lengths, B, H, Tq, Tk, scale, causal, 0);
+  if (p > 0) dropout_forward(dropped, probs, int64_t{B} * H * Tq * Tk, p, key);
   gemm_batched(false, false, B, H, Tq, Dh, Tk, 1.0f, w, ps, v, heads(Tk, ldv, Dh), 0.0f, ctx, heads(Tq, ldc, Dh));
 }
 
@@ -55,8 +53,8 @@ void Backend::attention_backward(float* dq, int64_t lddq, float* dk, int64_t ldd
   forget_bf16_operand(w);
   forget_bf16_operand(v);
   if (p > 0) dropout_backward(dprobs, dprobs, n_scores, p, key);
+  keep_bf16_operand(dprobs, n_scores);  // before its producer, as w
   attention_softmax_backward(dprobs, probs, B, H, Tq, Tk, scale);
-  keep_bf16_operand(dprobs, n_scores);
   // dQ = dS K ; dK = dS^T Q
   gemm_batched(false, false, B, H, Tq, Dh, Tk, 1.0f, dprobs, ps, k, heads(Tk, ldk, Dh), 0.0f, dq, heads(Tq, lddq, Dh));
   gemm_batched(true, false, B, H, Tk, Dh, Tq, 1.0f, dprobs, ps, q, heads(Tq, ldq, Dh), 0.0f, dk, heads(Tk, lddk, Dh));

@@ -26,6 +26,8 @@ void FeedForward::forward(const tensor::Tensor& y, const tensor::Tensor& x, cons
   tensor::Tensor hidden = ctx.arena.allocate(tensor::Shape{N, F_});
   // The bias is added by the fused kernel together with ReLU and dropout: one pass over [N, F].
   ops::linear_forward(hidden, x, fc1_.weight(), tensor::Tensor{});
+  // bf16 training: the fused kernel writes hidden's copy, which fc2 reads here and in backward.
+  if (saved) ops::keep_bf16(hidden);
   const float p = ctx.rate(relu_dropout_);
   ops::bias_relu_dropout_forward(hidden, hidden, fc1_.bias(), p, ctx.key(site_));
   if (fused) fc2_.forward_without_bias(y, hidden);
@@ -39,8 +41,11 @@ void FeedForward::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, c
   tensor::Tensor dhidden = scratch.allocate(tensor::Shape{N, F_});
   if (fused) fc2_.backward_without_bias(dhidden, dy, saved.hidden);
   else fc2_.backward(dhidden, dy, saved.hidden);
+  ops::keep_bf16(dhidden);  // its copy from the kernel below, for both of fc1's products
   ops::relu_dropout_backward(dhidden, dhidden, saved.hidden, saved.p);
+  ops::forget_bf16(saved.hidden);
   fc1_.backward(dx, dhidden, saved.x, /*accumulate_dx=*/fused);
+  ops::forget_bf16(dhidden);
 }
 
 }  // namespace tt::nn

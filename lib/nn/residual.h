@@ -14,14 +14,23 @@
 #include "nn/linear.h"
 #include "nn/step_context.h"
 #include "ops/elementwise.h"
+#include "ops/matmul.h"
 
 namespace tt::nn {
 
 struct ResidualSaved {
   LayerNorm::Saved norm;
+  // The LayerNorm output the sub-layer (pre-LN) or the next one (post-LN) reads: kept in bf16 training
+  // from before the norm's kernel, which writes its copy, until this block's backward.
+  tensor::Tensor normed;
   backend::DropoutKey key;
   float p = 0;
 };
+
+inline void keep_normed(ResidualSaved& saved, const tensor::Tensor& normed) {
+  saved.normed = normed;
+  ops::keep_bf16(normed);
+}
 
 // y [N, D] must not alias x.
 template <class Sublayer>
@@ -36,9 +45,11 @@ void residual_forward(const tensor::Tensor& y, const tensor::Tensor& x, const La
     tensor::Tensor sum = arena.allocate(x.shape());
     f(sum, x);
     ops::dropout_add_forward(sum, x, sum, p, key);  // sum = x + dropout(f(x))
+    if (saved) keep_normed(*saved, y);
     norm.forward(y, sum, arena, norm_saved);
   } else {
     tensor::Tensor h = arena.allocate(x.shape());
+    if (saved) keep_normed(*saved, h);
     norm.forward(h, x, arena, norm_saved);
     f(y, h);
     ops::dropout_add_forward(y, x, y, p, key);  // y = x + dropout(f(LN(x)))
@@ -53,7 +64,10 @@ void residual_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const
   // Without dropout the sub-layer's output gradient is dy itself (sub-layer backwards only read it).
   const bool dropout = saved.p > 0;
   tensor::Tensor dsub = dropout ? scratch.allocate(dy.shape()) : dy;
+  // dsub's copy (bf16 training) comes from the dropout kernel, for both products of the sub-layer's last Linear.
+  if (dropout) ops::keep_bf16(dsub);
   if (placement == NormPlacement::post) {
+    ops::forget_bf16(saved.normed);  // the next block's backward, its reader, is done
     norm.backward(dy, dy, saved.norm);  // dy now holds d(sum)
     if (dropout) ops::dropout_backward(dsub, dy, saved.p, saved.key);
     fb(dx, dsub);
@@ -62,9 +76,11 @@ void residual_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const
     if (dropout) ops::dropout_backward(dsub, dy, saved.p, saved.key);
     tensor::Tensor dh = scratch.allocate(dy.shape());
     fb(dh, dsub);
+    ops::forget_bf16(saved.normed);
     norm.backward(dh, dh, saved.norm);
     ops::add(dx, dy, dh);
   }
+  if (dropout) ops::forget_bf16(dsub);
 }
 
 // As residual_forward, with f(out, in, fused): fused (post-LN), f leaves out the bias of `last`, its final
@@ -84,6 +100,7 @@ void residual_block_forward(const tensor::Tensor& y, const tensor::Tensor& x, co
   }
   tensor::Tensor sum = arena.allocate(x.shape());
   f(sum, x, true);
+  if (saved) keep_normed(*saved, y);
   norm.forward_residual(y, sum, sum, last.bias(), x, p, key, arena, saved ? &saved->norm : nullptr);
 }
 
@@ -98,9 +115,12 @@ void residual_block_backward(const tensor::Tensor& dx, const tensor::Tensor& dy,
                       [&](const tensor::Tensor& din, const tensor::Tensor& dout) { fb(din, dout, false); });
     return;
   }
+  ops::forget_bf16(saved.normed);  // the next block's backward, its reader, is done
   tensor::Tensor dsub = scratch.allocate(dy.shape());
+  ops::keep_bf16(dsub);  // its copy from the kernel below, for both products of `last`
   norm.backward_residual(dx, dsub, last.bias_grad(), dy, saved.norm, saved.p, saved.key);  // dx = d(sum)
   fb(dx, dsub, true);
+  ops::forget_bf16(dsub);
 }
 
 }  // namespace tt::nn

@@ -24,6 +24,14 @@ int64_t extent(backend::MatrixStrides s, int batch1, int batch2, int rows, int c
 
 }  // namespace
 
+void keep_bf16(const tensor::Tensor& x) {
+  if (x.defined() && x.numel() > 0) x.backend().keep_bf16_operand(x.f32(), x.numel());
+}
+
+void forget_bf16(const tensor::Tensor& x) {
+  if (x.defined() && x.numel() > 0) x.backend().forget_bf16_operand(x.f32());
+}
+
 void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& w,
                     const tensor::Tensor& b) {
   const int64_t O = w.dim(0), I = w.dim(1), N = rows(x);

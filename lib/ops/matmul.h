@@ -17,6 +17,12 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
                      const tensor::Tensor& dy, const tensor::Tensor& x, const tensor::Tensor& w,
                      bool accumulate_dx = false);
 
+// Backend::keep_bf16_operand / forget_bf16_operand for a whole tensor (no effect outside a bf16 training
+// step; undefined tensors are ignored). Kept before the kernel that produces x, its copy comes from that
+// kernel; every keep needs its forget before the step ends.
+void keep_bf16(const tensor::Tensor& x);
+void forget_bf16(const tensor::Tensor& x);
+
 // c[M, N] = alpha · op(a) · op(b) + beta · c for 2-D tensors (op = transpose when the flag is set).
 void matmul(const tensor::Tensor& c, const tensor::Tensor& a, bool trans_a, const tensor::Tensor& b, bool trans_b,
             float alpha = 1.0f, float beta = 0.0f);

@@ -7,10 +7,12 @@
 
 #include "support/bf16.h"
 #include "backend/backend.h"
+#include "backend/bf16_fixture.h"
 #include "backend/kernel_fixture.h"
 #include "support/reference_kernels.h"
 
 using namespace tt;
+using tt::test::bf16_backend;
 using tt::test::random_floats;
 using tt::test::require_close;
 using tt::test::upload;
@@ -24,18 +26,6 @@ double max_diff(const std::vector<float>& a, const std::vector<double>& b) {
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
   return worst;
-}
-
-// The processor's bf16 products, or nullptr (with a note) where it has no bf16 instructions.
-std::unique_ptr<backend::Backend> bf16_backend(int threads) {
-  auto be = backend::make_backend("cpu", threads);
-  if (!be->set_matmul_precision(backend::MatmulPrecision::bf16)) {
-    CHECK(be->matmul_precision() == backend::MatmulPrecision::fp32);
-    WARN("no bf16 instructions (oneDNN ISA " << be->matmul_isa() << "): bf16 products not tested here");
-    return nullptr;
-  }
-  CHECK(be->matmul_precision() == backend::MatmulPrecision::bf16);
-  return be;
 }
 
 void check_gemm(backend::Backend& be, bool ta, bool tb, int M, int N, int K, float alpha, float beta, int pad) {

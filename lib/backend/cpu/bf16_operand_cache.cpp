@@ -94,11 +94,13 @@ uint16_t* Bf16OperandCache::find(const Layout& operand, bool& fresh) {
   const uintptr_t begin = address(operand.x), end = begin + static_cast<uintptr_t>(extent(operand)) * sizeof(float);
   for (auto r = ranges_.rbegin(); r != ranges_.rend(); ++r) {
     if (begin < r->begin || end > r->end) continue;
-    const Key key{static_cast<int64_t>(begin), operand.batch1, operand.batch2, operand.rows, operand.cols,
-                  operand.s.batch1, operand.s.batch2, operand.s.ld};
+    const int64_t n = operand.size();
+    const Key key = operand.dense() ? Key{static_cast<int64_t>(begin), 1, 1, 1, n, n, n, n}
+                                    : Key{static_cast<int64_t>(begin), operand.batch1, operand.batch2, operand.rows,
+                                          operand.cols, operand.s.batch1, operand.s.batch2, operand.s.ld};
     for (Copy& c : r->copies)
       if (c.key == key) return c.data;
-    r->copies.push_back(allocate(key, int64_t{operand.batch1} * operand.batch2 * operand.rows * operand.cols));
+    r->copies.push_back(allocate(key, n));
     fresh = true;
     return r->copies.back().data;
   }

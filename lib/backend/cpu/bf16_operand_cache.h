@@ -2,7 +2,8 @@
 // a Linear's input x feeds x W^T in forward and dW = dy^T x in backward, its output gradient dy feeds both
 // dx = dy W and dW, attention's q, k, v and weights feed one product each way. Each such operand is
 // converted once per step instead of once per product; the copy of a kept range lives until the range is
-// forgotten as often as it was kept, or until clear(). The copies live in one buffer sized to the busiest
+// forgotten as often as it was kept, or until clear(). A kernel producing a kept range writes its copy
+// as it goes (CpuBackend::bf16_output_copy), so most copies cost no pass of their own. The copies live in one buffer sized to the busiest
 // step so far (no fresh pages each step, memory = what one step holds at once).
 #pragma once
 
@@ -23,6 +24,10 @@ class Bf16OperandCache {
     int batch1, batch2;
     int64_t rows, cols;
     MatrixStrides s;
+    int64_t size() const { return int64_t{batch1} * batch2 * rows * cols; }  // elements of the dense copy
+    bool dense() const {
+      return s.ld == cols && (batch2 == 1 || s.batch2 == rows * cols) && (batch1 == 1 || s.batch1 == batch2 * rows * cols);
+    }
   };
 
   void keep(const float* x, int64_t n);
@@ -30,7 +35,9 @@ class Bf16OperandCache {
   void clear();  // forgets every range; keeps the step buffer, grown to this step's peak if it overflowed
 
   // The copy of `operand` when it lies inside a kept range: `fresh` tells the caller to fill it (dense
-  // rows * cols per matrix, batch1 * batch2 matrices). Null when no kept range holds the operand.
+  // rows * cols per matrix, batch1 * batch2 matrices). Null when no kept range holds the operand. Dense
+  // operands share one copy whatever shape views them: a kernel that writes the copy of what it produces
+  // knows only its n elements ({x, 1, 1, 1, n}), the product that reads it a [B, H, Tq, Tk] grid.
   uint16_t* find(const Layout& operand, bool& fresh);
 
   int64_t kept_ranges() const { return static_cast<int64_t>(ranges_.size()); }

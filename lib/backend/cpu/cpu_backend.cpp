@@ -134,7 +134,7 @@ void CpuBackend::cross_entropy_forward_backward(float* loss, float* nll, float* 
   for (int64_t i = 0; i < N; ++i)  // cheap, and an out-of-range id would read past the row
     TT_CHECK_MSG(targets[i] == ignore_id || (targets[i] >= 0 && targets[i] < V),
                  "target " + std::to_string(targets[i]) + " outside [0, " + std::to_string(V) + ")");
-  kernels_->cross_entropy_forward_backward(ctx_, loss, nll, logits, bf16_output_copy(logits, N, V), targets, N, V,
+  kernels_->cross_entropy_forward_backward(ctx_, loss, nll, logits, bf16_output_copy(logits, N * V), targets, N, V,
                                            eps, ignore_id, grad_scale);
 }
 

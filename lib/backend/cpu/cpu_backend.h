@@ -83,22 +83,22 @@ class CpuBackend final : public Backend {
     return kernels_->sum_squares(ctx_, x, n);
   }
   void bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p, DropoutKey key) override {
-    kernels_->bias_relu_dropout_forward(ctx_, y, x, bias, N, F, p, key);
+    kernels_->bias_relu_dropout_forward(ctx_, y, bf16_output_copy(y, N * F), x, bias, N, F, p, key);
   }
   void relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) override {
-    kernels_->relu_dropout_backward(ctx_, dx, dy, y, n, p);
+    kernels_->relu_dropout_backward(ctx_, dx, bf16_output_copy(dx, n), dy, y, n, p);
   }
   void dropout_add_forward(float* y, const float* residual, const float* x, int64_t n, float p, DropoutKey key) override {
     kernels_->dropout_add_forward(ctx_, y, residual, x, n, p, key);
   }
   void dropout_forward(float* y, const float* x, int64_t n, float p, DropoutKey key) override {
-    kernels_->dropout_forward(ctx_, y, x, n, p, key);
+    kernels_->dropout_forward(ctx_, y, bf16_output_copy(y, n), x, n, p, key);
   }
   void dropout_backward(float* dx, const float* dy, int64_t n, float p, DropoutKey key) override {
-    kernels_->dropout_backward(ctx_, dx, dy, n, p, key);
+    kernels_->dropout_backward(ctx_, dx, bf16_output_copy(dx, n), dy, n, p, key);
   }
   void layer_norm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta, int64_t N, int D, float eps) override {
-    kernels_->layer_norm_forward(ctx_, y, mean, rstd, x, gamma, beta, N, D, eps);
+    kernels_->layer_norm_forward(ctx_, y, bf16_output_copy(y, N * D), mean, rstd, x, gamma, beta, N, D, eps);
   }
   void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* mean, const float* rstd, const float* gamma, int64_t N, int D) override {
     kernels_->layer_norm_backward(ctx_, dx, dgamma, dbeta, dy, x, mean, rstd, gamma, N, D);
@@ -106,20 +106,22 @@ class CpuBackend final : public Backend {
   void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* mask, const float* x,
                                    const float* bias, const float* residual, const float* gamma, const float* beta,
                                    int64_t N, int D, float eps, float p, DropoutKey key) override {
-    kernels_->residual_layer_norm_forward(ctx_, y, sum, mean, rstd, mask, x, bias, residual, gamma, beta, N, D, eps, p,
-                                          key);
+    kernels_->residual_layer_norm_forward(ctx_, y, bf16_output_copy(y, N * D), sum, mean, rstd, mask, x, bias, residual,
+                                          gamma, beta, N, D, eps, p, key);
   }
   void residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias, const float* dy,
                                     const float* sum, const float* mean, const float* rstd, const uint8_t* mask,
                                     const float* gamma, int64_t N, int D, float p, DropoutKey key) override {
-    kernels_->residual_layer_norm_backward(ctx_, dres, dx, dgamma, dbeta, dbias, dy, sum, mean, rstd, mask, gamma, N, D,
-                                           p, key);
+    kernels_->residual_layer_norm_backward(ctx_, dres, dx, bf16_output_copy(dx, N * D), dgamma, dbeta, dbias, dy, sum,
+                                           mean, rstd, mask, gamma, N, D, p, key);
   }
   void attention_softmax_forward(float* scores, const int32_t* key_lengths, int B, int H, int Tq, int Tk, float scale, bool causal, int query_offset) override {
-    kernels_->attention_softmax_forward(ctx_, scores, key_lengths, B, H, Tq, Tk, scale, causal, query_offset);
+    kernels_->attention_softmax_forward(ctx_, scores, bf16_output_copy(scores, int64_t{B} * H * Tq * Tk), key_lengths, B,
+                                        H, Tq, Tk, scale, causal, query_offset);
   }
   void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk, float scale) override {
-    kernels_->attention_softmax_backward(ctx_, grad, probs, B, H, Tq, Tk, scale);
+    kernels_->attention_softmax_backward(ctx_, grad, bf16_output_copy(grad, int64_t{B} * H * Tq * Tk), probs, B, H, Tq,
+                                         Tk, scale);
   }
   // Fused per head (kernels/fused_attention.cpp); row-invariant by construction. In bf16 precision the
   // products keep to the default (bf16 batched matmuls) so that every product runs as the mode says.
@@ -180,9 +182,9 @@ class CpuBackend final : public Backend {
                  MatrixStrides c);
   const uint16_t* bf16_operand(std::vector<uint16_t>& buf, const float* x, int batch1, int batch2, int64_t rows,
                                int64_t cols, MatrixStrides s);
-  // Where a kernel producing the dense [rows, cols] values x should write their bf16 copy (fused instead of
-  // converted at the next product): the kept copy when x lies in a kept range, else null.
-  uint16_t* bf16_output_copy(const float* x, int64_t rows, int64_t cols);
+  // Where a kernel producing the n dense values x should write their bf16 copy (fused instead of converted
+  // at the next product): the kept copy when x lies in a kept range (bf16 training), else null.
+  uint16_t* bf16_output_copy(const float* x, int64_t n);
 
   int threads_;
   const KernelTable* kernels_;

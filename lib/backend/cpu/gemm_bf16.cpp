@@ -46,13 +46,6 @@ bool has_bf16_instructions(dnnl_cpu_isa_t isa) {
   return (static_cast<unsigned>(isa) & need) == need;
 }
 
-// Elements of a [batch1, batch2] grid of [rows, cols] matrices when stored densely.
-int64_t dense_size(int batch1, int batch2, int64_t rows, int64_t cols) { return int64_t{batch1} * batch2 * rows * cols; }
-
-bool is_dense(MatrixStrides s, int batch1, int batch2, int64_t rows, int64_t cols) {
-  return s.ld == cols && (batch2 == 1 || s.batch2 == rows * cols) && (batch1 == 1 || s.batch1 == batch2 * rows * cols);
-}
-
 }  // namespace
 
 std::string CpuBackend::matmul_isa() const { return isa_name(dnnl_get_effective_cpu_isa()); }
@@ -96,14 +89,15 @@ int64_t CpuBackend::bf16_kept_ranges() const { return bf16_ ? bf16_->kept.kept_r
 const uint16_t* CpuBackend::bf16_operand(std::vector<uint16_t>& buf, const float* x, int batch1, int batch2,
                                          int64_t rows, int64_t cols, MatrixStrides s) {
   Bf16Gemm& g = *bf16_;
-  const int64_t n = dense_size(batch1, batch2, rows, cols);
+  const Bf16OperandCache::Layout operand{x, batch1, batch2, rows, cols, s};
+  const int64_t n = operand.size();
   // Addresses compared as integers: x need not point into the held buffer.
   const auto at = reinterpret_cast<uintptr_t>(x), begin = reinterpret_cast<uintptr_t>(g.weights);
   if (g.weights && at >= begin && (at - begin) / sizeof(float) + static_cast<uint64_t>(n) <= static_cast<uint64_t>(g.weights_n) &&
-      (at - begin) % sizeof(float) == 0 && is_dense(s, batch1, batch2, rows, cols))
+      (at - begin) % sizeof(float) == 0 && operand.dense())
     return g.weights_bf16.data() + (at - begin) / sizeof(float);
   bool fresh = false;
-  uint16_t* y = g.kept.find({x, batch1, batch2, rows, cols, s}, fresh);
+  uint16_t* y = g.kept.find(operand, fresh);
   if (!y) {
     if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
     y = buf.data();
@@ -113,10 +107,10 @@ const uint16_t* CpuBackend::bf16_operand(std::vector<uint16_t>& buf, const float
   return y;
 }
 
-uint16_t* CpuBackend::bf16_output_copy(const float* x, int64_t rows, int64_t cols) {
-  if (!bf16_ || !bf16_->weights) return nullptr;
+uint16_t* CpuBackend::bf16_output_copy(const float* x, int64_t n) {
+  if (!bf16_ || !bf16_->weights || n <= 0) return nullptr;
   bool fresh = false;  // the kernel fills the copy whether or not one existed (it rewrites x too)
-  return bf16_->kept.find({x, 1, 1, rows, cols, MatrixStrides{0, 0, cols}}, fresh);
+  return bf16_->kept.find({x, 1, 1, 1, n, MatrixStrides{n, n, n}}, fresh);
 }
 
 bool CpuBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,

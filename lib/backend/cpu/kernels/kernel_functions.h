@@ -34,26 +34,26 @@ void add(const KernelContext& ctx, float* y, const float* a, const float* b, int
 void axpy(const KernelContext& ctx, float* y, float alpha, const float* x, int64_t n);
 void scale(const KernelContext& ctx, float* x, float alpha, int64_t n);
 double sum_squares(const KernelContext& ctx, const float* x, int64_t n);
-void bias_relu_dropout_forward(const KernelContext& ctx, float* y, const float* x, const float* bias, int64_t N, int F,
+void bias_relu_dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const float* x, const float* bias, int64_t N, int F,
                                float p, DropoutKey key);
-void relu_dropout_backward(const KernelContext& ctx, float* dx, const float* dy, const float* y, int64_t n, float p);
+void relu_dropout_backward(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, const float* y, int64_t n, float p);
 void dropout_add_forward(const KernelContext& ctx, float* y, const float* residual, const float* x, int64_t n, float p,
                          DropoutKey key);
-void dropout_forward(const KernelContext& ctx, float* y, const float* x, int64_t n, float p, DropoutKey key);
-void dropout_backward(const KernelContext& ctx, float* dx, const float* dy, int64_t n, float p, DropoutKey key);
-void layer_norm_forward(const KernelContext& ctx, float* y, float* mean, float* rstd, const float* x,
+void dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const float* x, int64_t n, float p, DropoutKey key);
+void dropout_backward(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, int64_t n, float p, DropoutKey key);
+void layer_norm_forward(const KernelContext& ctx, float* y, uint16_t* y16, float* mean, float* rstd, const float* x,
                         const float* gamma, const float* beta, int64_t N, int D, float eps);
 void layer_norm_backward(const KernelContext& ctx, float* dx, float* dgamma, float* dbeta, const float* dy,
                          const float* x, const float* mean, const float* rstd, const float* gamma, int64_t N, int D);
-void residual_layer_norm_forward(const KernelContext& ctx, float* y, float* sum, float* mean, float* rstd, uint8_t* mask,
+void residual_layer_norm_forward(const KernelContext& ctx, float* y, uint16_t* y16, float* sum, float* mean, float* rstd, uint8_t* mask,
                                  const float* x, const float* bias, const float* residual, const float* gamma,
                                  const float* beta, int64_t N, int D, float eps, float p, DropoutKey key);
-void residual_layer_norm_backward(const KernelContext& ctx, float* dres, float* dx, float* dgamma, float* dbeta,
+void residual_layer_norm_backward(const KernelContext& ctx, float* dres, float* dx, uint16_t* dx16, float* dgamma, float* dbeta,
                                   float* dbias, const float* dy, const float* sum, const float* mean, const float* rstd,
                                   const uint8_t* mask, const float* gamma, int64_t N, int D, float p, DropoutKey key);
-void attention_softmax_forward(const KernelContext& ctx, float* scores, const int32_t* key_lengths, int B, int H,
+void attention_softmax_forward(const KernelContext& ctx, float* scores, uint16_t* scores16, const int32_t* key_lengths, int B, int H,
                                int Tq, int Tk, float scale, bool causal, int query_offset);
-void attention_softmax_backward(const KernelContext& ctx, float* grad, const float* probs, int B, int H, int Tq,
+void attention_softmax_backward(const KernelContext& ctx, float* grad, uint16_t* grad16, const float* probs, int B, int H, int Tq,
                                 int Tk, float scale);
 void attention_forward(const KernelContext& ctx, float* out, int64_t ldc, float* probs, uint8_t* mask, const float* q,
                        int64_t ldq,

@@ -24,6 +24,9 @@ struct KernelContext {
 };
 
 // One instruction set's kernels (semantics in backend/backend.h; the same argument order, after ctx).
+// A uint16_t* after an output (y16, dx16, ...): null, or where that output goes rounded to bf16 as
+// convert_to_bf16 would round it, written while each row is in cache (the kept copy a bf16 product reads:
+// CpuBackend::bf16_output_copy).
 struct KernelTable {
   const char* isa;
   void (*add_bias)(const KernelContext&, float* y, const float* x, const float* bias, int64_t N, int D);
@@ -32,29 +35,29 @@ struct KernelTable {
   void (*axpy)(const KernelContext&, float* y, float alpha, const float* x, int64_t n);
   void (*scale)(const KernelContext&, float* x, float alpha, int64_t n);
   double (*sum_squares)(const KernelContext&, const float* x, int64_t n);
-  void (*bias_relu_dropout_forward)(const KernelContext&, float* y, const float* x, const float* bias, int64_t N,
+  void (*bias_relu_dropout_forward)(const KernelContext&, float* y, uint16_t* y16, const float* x, const float* bias, int64_t N,
                                     int F, float p, DropoutKey key);
-  void (*relu_dropout_backward)(const KernelContext&, float* dx, const float* dy, const float* y, int64_t n, float p);
+  void (*relu_dropout_backward)(const KernelContext&, float* dx, uint16_t* dx16, const float* dy, const float* y, int64_t n, float p);
   void (*dropout_add_forward)(const KernelContext&, float* y, const float* residual, const float* x, int64_t n,
                               float p, DropoutKey key);
-  void (*dropout_forward)(const KernelContext&, float* y, const float* x, int64_t n, float p, DropoutKey key);
-  void (*dropout_backward)(const KernelContext&, float* dx, const float* dy, int64_t n, float p, DropoutKey key);
-  void (*layer_norm_forward)(const KernelContext&, float* y, float* mean, float* rstd, const float* x,
+  void (*dropout_forward)(const KernelContext&, float* y, uint16_t* y16, const float* x, int64_t n, float p, DropoutKey key);
+  void (*dropout_backward)(const KernelContext&, float* dx, uint16_t* dx16, const float* dy, int64_t n, float p, DropoutKey key);
+  void (*layer_norm_forward)(const KernelContext&, float* y, uint16_t* y16, float* mean, float* rstd, const float* x,
                              const float* gamma, const float* beta, int64_t N, int D, float eps);
   void (*layer_norm_backward)(const KernelContext&, float* dx, float* dgamma, float* dbeta, const float* dy,
                               const float* x, const float* mean, const float* rstd, const float* gamma, int64_t N,
                               int D);
-  void (*residual_layer_norm_forward)(const KernelContext&, float* y, float* sum, float* mean, float* rstd,
+  void (*residual_layer_norm_forward)(const KernelContext&, float* y, uint16_t* y16, float* sum, float* mean, float* rstd,
                                       uint8_t* mask, const float* x, const float* bias, const float* residual,
                                       const float* gamma, const float* beta, int64_t N, int D, float eps, float p,
                                       DropoutKey key);
-  void (*residual_layer_norm_backward)(const KernelContext&, float* dres, float* dx, float* dgamma, float* dbeta,
+  void (*residual_layer_norm_backward)(const KernelContext&, float* dres, float* dx, uint16_t* dx16, float* dgamma, float* dbeta,
                                        float* dbias, const float* dy, const float* sum, const float* mean,
                                        const float* rstd, const uint8_t* mask, const float* gamma, int64_t N, int D,
                                        float p, DropoutKey key);
-  void (*attention_softmax_forward)(const KernelContext&, float* scores, const int32_t* key_lengths, int B, int H,
+  void (*attention_softmax_forward)(const KernelContext&, float* scores, uint16_t* scores16, const int32_t* key_lengths, int B, int H,
                                     int Tq, int Tk, float scale, bool causal, int query_offset);
-  void (*attention_softmax_backward)(const KernelContext&, float* grad, const float* probs, int B, int H, int Tq,
+  void (*attention_softmax_backward)(const KernelContext&, float* grad, uint16_t* grad16, const float* probs, int B, int H, int Tq,
                                      int Tk, float scale);
   // mask: [B, H, Tq, Tk] bytes (may be null) for the dropout flags forward draws and backward reads.
   void (*attention_forward)(const KernelContext&, float* ctx, int64_t ldc, float* probs, uint8_t* mask, const float* q,

@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/kernels/bf16_row.h"
 #include "backend/cpu/kernels/kernel_functions.h"
 
 namespace tt::backend::cpu::TT_CPU_ISA {
 
-void layer_norm_forward(const KernelContext& ctx, float* y, float* mean, float* rstd, const float* x, const float* gamma,
-                                    const float* beta, int64_t N, int D, float eps) {
+void layer_norm_forward(const KernelContext& ctx, float* y, uint16_t* y16, float* mean, float* rstd, const float* x,
+                        const float* gamma, const float* beta, int64_t N, int D, float eps) {
   int nt = threads_for(ctx, N * D * 2);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
@@ -28,6 +29,7 @@ void layer_norm_forward(const KernelContext& ctx, float* y, float* mean, float* 
     float rs = 1.0f / std::sqrt(q / static_cast<float>(D) + eps);
 #pragma omp simd
     for (int j = 0; j < D; ++j) yr[j] = (xr[j] - mu) * rs * gamma[j] + beta[j];
+    if (y16) to_bf16_row(y16 + i * D, yr, D);
     mean[i] = mu;
     rstd[i] = rs;
   }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/kernels/bf16_row.h"
 #include "backend/cpu/kernels/dropout_mask.h"
 #include "backend/cpu/kernels/kernel_functions.h"
 #include "backend/cpu/kernels/lanes.h"
@@ -150,7 +151,7 @@ void backward_row(float* dr, float* dxr, float* pg, float* pb, float* pd, const 
 
 }  // namespace
 
-void residual_layer_norm_forward(const KernelContext& ctx, float* y, float* sum, float* mean, float* rstd, uint8_t* mask,
+void residual_layer_norm_forward(const KernelContext& ctx, float* y, uint16_t* y16, float* sum, float* mean, float* rstd, uint8_t* mask,
                                  const float* x, const float* bias, const float* residual, const float* gamma,
                                  const float* beta, int64_t N, int D, float eps, float p, DropoutKey key) {
   const int64_t blocks = (N + kBlockRows - 1) / kBlockRows;
@@ -164,13 +165,15 @@ void residual_layer_norm_forward(const KernelContext& ctx, float* y, float* sum,
     const int64_t r0 = blk * kBlockRows, r1 = std::min(N, r0 + kBlockRows);
     float* factors = scratch ? scratch + per_thread * static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0) : nullptr;
     if (factors) block_factors(factors, mask ? mask + r0 * D : nullptr, r0 * D, (r1 - r0) * D, p, key);
-    for (int64_t i = r0; i < r1; ++i)
+    for (int64_t i = r0; i < r1; ++i) {
       row(y + i * D, sum + i * D, mean + i, rstd + i, x + i * D, residual + i * D, bias,
           factors ? factors + (i - r0) * D : nullptr, gamma, beta, D, eps);
+      if (y16) to_bf16_row(y16 + i * D, y + i * D, D);
+    }
   }
 }
 
-void residual_layer_norm_backward(const KernelContext& ctx, float* dres, float* dx, float* dgamma, float* dbeta,
+void residual_layer_norm_backward(const KernelContext& ctx, float* dres, float* dx, uint16_t* dx16, float* dgamma, float* dbeta,
                                   float* dbias, const float* dy, const float* sum, const float* mean, const float* rstd,
                                   const uint8_t* mask, const float* gamma, int64_t N, int D, float p, DropoutKey key) {
   const int64_t blocks = (N + kBlockRows - 1) / kBlockRows;
@@ -189,9 +192,11 @@ void residual_layer_norm_backward(const KernelContext& ctx, float* dres, float* 
                                 : nullptr;
     if (factors && mask) mask_factors(factors, mask + r0 * D, (r1 - r0) * D, p);
     else if (factors) block_factors(factors, nullptr, r0 * D, (r1 - r0) * D, p, key);
-    for (int64_t i = r0; i < r1; ++i)
+    for (int64_t i = r0; i < r1; ++i) {
       row(dres + i * D, dx + i * D, pg, pg + D, pg + 2 * D, dy + i * D, sum + i * D,
           factors ? factors + (i - r0) * D : nullptr, gamma, mean[i], rstd[i], D);
+      if (dx16) to_bf16_row(dx16 + i * D, dx + i * D, D);
+    }
   }
   // Blocks in order: the same sums on any thread count.
   for (int64_t blk = 0; blk < blocks; ++blk) {

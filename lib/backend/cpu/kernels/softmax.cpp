@@ -6,14 +6,15 @@
 #include <cmath>
 #include <limits>
 
+#include "backend/cpu/kernels/bf16_row.h"
 #include "backend/cpu/kernels/kernel_functions.h"
 #include "backend/cpu/kernels/log_softmax_shift.h"
 #include "backend/cpu/fast_math.h"
 
 namespace tt::backend::cpu::TT_CPU_ISA {
 
-void attention_softmax_forward(const KernelContext& ctx, float* scores, const int32_t* key_lengths, int B, int H, int Tq,
-                                           int Tk, float scale, bool causal, int query_offset) {
+void attention_softmax_forward(const KernelContext& ctx, float* scores, uint16_t* scores16, const int32_t* key_lengths,
+                               int B, int H, int Tq, int Tk, float scale, bool causal, int query_offset) {
   const int64_t rows = static_cast<int64_t>(B) * H * Tq;
   int nt = threads_for(ctx, rows * Tk * 4);
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -45,11 +46,12 @@ void attention_softmax_forward(const KernelContext& ctx, float* scores, const in
     const float inv = 1.0f / sum;
 #pragma omp simd
     for (int k = 0; k < Tk; ++k) s[k] *= inv;
+    if (scores16) to_bf16_row(scores16 + r * Tk, s, Tk);
   }
 }
 
-void attention_softmax_backward(const KernelContext& ctx, float* grad, const float* probs, int B, int H, int Tq, int Tk,
-                                            float scale) {
+void attention_softmax_backward(const KernelContext& ctx, float* grad, uint16_t* grad16, const float* probs, int B,
+                                int H, int Tq, int Tk, float scale) {
   const int64_t rows = static_cast<int64_t>(B) * H * Tq;
   int nt = threads_for(ctx, rows * Tk * 2);
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -61,6 +63,7 @@ void attention_softmax_backward(const KernelContext& ctx, float* grad, const flo
     for (int k = 0; k < Tk; ++k) dot += g[k] * p[k];
 #pragma omp simd
     for (int k = 0; k < Tk; ++k) g[k] = scale * p[k] * (g[k] - dot);
+    if (grad16) to_bf16_row(grad16 + r * Tk, g, Tk);
   }
 }
 
