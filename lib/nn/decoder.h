@@ -16,6 +16,7 @@ class Decoder {
     Embeddings::Saved embedding;
     std::vector<DecoderLayer::Saved> layers;
     LayerNorm::Saved final_norm;
+    tensor::Tensor output;  // pre-LN: the final norm's output, kept in bf16 training until backward
   };
 
   void declare(ParameterSet& params, const ModelConfig& config);

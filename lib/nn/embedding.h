@@ -19,6 +19,7 @@ class Embeddings {
     tensor::Tensor ids;
     backend::DropoutKey key;
     float p = 0;
+    tensor::Tensor output;  // bf16 training: kept for the first layer's products until backward
   };
 
   void declare(ParameterSet& params, const ModelConfig& config);

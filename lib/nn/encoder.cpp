@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "ops/matmul.h"
+
 namespace tt::nn {
 
 using tensor::Tensor;
@@ -40,6 +42,10 @@ Tensor Encoder::forward(const Tensor& src, const Tensor& src_lengths, const Embe
   }
   if (pre_norm_) {
     Tensor y = ctx.arena.allocate(x.shape());
+    if (saved) {  // the decoder's cross-attention reads it: its copy comes from the norm's kernel
+      saved->output = y;
+      ops::keep_bf16(y);
+    }
     final_norm_.forward(y, x, ctx.arena, saved ? &saved->final_norm : nullptr);
     x = y;
   }
@@ -49,6 +55,7 @@ Tensor Encoder::forward(const Tensor& src, const Tensor& src_lengths, const Embe
 void Encoder::backward(const Tensor& dmemory, const Saved& saved, const Embeddings& embeddings, tensor::Arena& arena,
                        tensor::Arena& scratch) const {
   Tensor dy = dmemory;
+  ops::forget_bf16(saved.output);
   if (pre_norm_) final_norm_.backward(dy, dy, saved.final_norm);
   Tensor spare = arena.allocate(dmemory.shape());
   for (size_t l = layers_.size(); l-- > 0;) {

@@ -15,6 +15,7 @@ class Encoder {
     Embeddings::Saved embedding;
     std::vector<EncoderLayer::Saved> layers;
     LayerNorm::Saved final_norm;
+    tensor::Tensor output;  // pre-LN: the final norm's output, kept in bf16 training until backward
   };
 
   void declare(ParameterSet& params, const ModelConfig& config);
