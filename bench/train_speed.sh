@@ -30,6 +30,7 @@ while [[ $# -gt 0 && $1 == --* ]]; do
     --precision) precision=${2:?--precision needs fp32 or bf16}; shift 2 ;;
     --anchor) anchor=${2:?--anchor needs debian or pypi}; shift 2 ;;
     --realtime) prio=(chrt -f 10); shift ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     *) echo "train_speed: unknown option $1" >&2; exit 2 ;;
   esac
 done
