@@ -57,6 +57,8 @@ class CpuBackend final : public Backend {
   void forget_bf16_operand(const float* values) override;
   // Ranges kept and not yet forgotten (a layer's forward and backward leave none behind; tests).
   int64_t bf16_kept_ranges() const;
+  // Operand elements converted to bf16 by a pass of their own so far (the rest came from a copy; tests).
+  int64_t bf16_converted() const;
 
   void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
             const float* B, int64_t ldb, float beta, float* C, int64_t ldc) override;

@@ -84,6 +84,8 @@ void CpuBackend::forget_bf16_operand(const float* values) {
 
 int64_t CpuBackend::bf16_kept_ranges() const { return bf16_ ? bf16_->kept.kept_ranges() : 0; }
 
+int64_t CpuBackend::bf16_converted() const { return bf16_ ? bf16_->converted : 0; }
+
 // A dense bf16 copy of one operand: the held weights when it lies inside them, the kept copy when it lies
 // inside a kept range (converted at its first use), else converted into buf.
 const uint16_t* CpuBackend::bf16_operand(std::vector<uint16_t>& buf, const float* x, int batch1, int batch2,
@@ -103,7 +105,10 @@ const uint16_t* CpuBackend::bf16_operand(std::vector<uint16_t>& buf, const float
     y = buf.data();
     fresh = true;
   }
-  if (fresh) kernels_->convert_to_bf16(ctx_, y, x, batch1, batch2, rows, cols, s);
+  if (fresh) {
+    kernels_->convert_to_bf16(ctx_, y, x, batch1, batch2, rows, cols, s);
+    g.converted += n;
+  }
   return y;
 }
 

@@ -37,6 +37,7 @@ struct Bf16Gemm {
   std::vector<uint16_t> weights_bf16;
   // Operands kept while the weights are held (Backend::keep_bf16_operand).
   Bf16OperandCache kept;
+  int64_t converted = 0;  // elements converted by a pass of their own (not a held, kept or kernel-written copy)
 };
 
 }  // namespace tt::backend::cpu
