@@ -181,6 +181,8 @@ ModelConfig resolve_model(const CLI::App& app, const Flags& f) {
 std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).lexically_normal().string(); }
 
 int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const ModelConfig& config, Flags& f) {
+  // Before any thread starts (OpenMP's, MPI's): they inherit its blocked SIGINT and SIGTERM (util/signals.h).
+  tt::util::SignalGuard signals;
   tt::train::CorpusRunSpec spec;
   tt::train::RunConfig& rc = spec.options = f.run;
   rc.run.run_dir = f.output;
@@ -221,7 +223,7 @@ int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const M
     progress.record(j);
     if (j["type"] == "end" && j["reason"] != "error") std::cout << j.dump() << "\n";  // the summary, for scripts
   };
-  tt::util::SignalGuard signals;
+  signals.arm();
   const tt::train::RunResult result = run.run(&signals, callbacks);
   return result.reason == tt::train::StopReason::signal ? tt::util::SignalGuard::exit_status(result.signal) : 0;
 }

@@ -1,8 +1,10 @@
 #include "util/signals.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
-#include <csignal>
+#include <cerrno>
+#include <ctime>
 
 #include "util/check.h"
 
@@ -11,12 +13,24 @@ namespace tt::util {
 namespace {
 
 volatile std::sig_atomic_t g_pending = 0;
+volatile std::sig_atomic_t g_armed = 0;
 struct sigaction g_old_int, g_old_term;
 bool g_installed = false;
 
-extern "C" void on_signal(int signo) {
-  if (g_pending != 0) _exit(128 + signo);  // the second signal: leave now
+// Async-signal-safe: called from the fallback handler as well as from the watcher.
+void take(int signo) {
+  if (!g_armed || g_pending != 0) _exit(128 + signo);  // not training yet, or the second signal: leave now
   g_pending = signo;
+}
+
+extern "C" void on_signal(int signo) { take(signo); }
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
 }
 
 }  // namespace
@@ -24,6 +38,9 @@ extern "C" void on_signal(int signo) {
 SignalGuard::SignalGuard() {
   TT_CHECK_MSG(!g_installed, "one SignalGuard at a time");
   g_pending = 0;
+  g_armed = 0;
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, &old_mask_);
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
@@ -31,13 +48,25 @@ SignalGuard::SignalGuard() {
   sigaction(SIGINT, &action, &g_old_int);
   sigaction(SIGTERM, &action, &g_old_term);
   g_installed = true;
+  watcher_ = std::thread([this, set] {
+    const timespec tick{0, 50'000'000};  // how soon the destructor's stop is seen
+    while (!stop_.load()) {
+      const int signo = sigtimedwait(&set, nullptr, &tick);
+      if (signo > 0) take(signo);
+    }
+  });
 }
 
 SignalGuard::~SignalGuard() {
+  stop_ = true;
+  watcher_.join();
+  pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);  // a signal still pending goes to the handler now
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
   g_installed = false;
 }
+
+void SignalGuard::arm() { g_armed = 1; }
 
 int SignalGuard::pending() const { return g_pending; }
 
