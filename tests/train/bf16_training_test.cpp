@@ -3,6 +3,7 @@
 // curve within noise; a step's forward and backward forget every operand they keep in bf16. Skipped, with a note, on processors without bf16 instructions (the refusal itself is
 // tested in tests/backend/gemm_bf16_test.cpp and tt_train_cli_test.cpp).
 #include <catch2/catch.hpp>
+#include <functional>
 #include <cmath>
 #include <cstring>
 
@@ -150,33 +151,69 @@ TEST_CASE("bf16: 300 steps of the copy task follow the fp32 loss curve", "[train
   CHECK(bf16_drift <= std::max(seed_drift, 0.02 * scale));
 }
 
-TEST_CASE("bf16: a batch's forward and backward forget every operand they keep", "[trainer][bf16]") {
-  // Kept bf16 copies live until forgotten or the weights are released: one left behind after a batch
-  // would hand the next batch (gradient accumulation, same held weights) the copy of a dead activation
-  // at a reused address.
+namespace {
+
+// tiny() with dropout 0.1 everywhere and the given norm placement.
+tt::nn::ModelConfig with_dropout(tt::nn::NormPlacement placement) {
+  auto config = tiny();
+  config.norm = placement;
+  config.dropout = config.attention_dropout = config.relu_dropout = 0.1f;
+  return config;
+}
+
+const char* name(tt::nn::NormPlacement placement) { return placement == tt::nn::NormPlacement::post ? "post" : "pre"; }
+
+// One forward_backward of a fresh `config` model (init seed 5) on a 4-sentence random batch, the weights
+// held (every bf16 copy on) when `hold`: the loss, the gradient, the elements converted by a pass of their
+// own, and the kept ranges left behind.
+struct Step {
+  double loss;
+  std::vector<float> grads;
+  int64_t converted, kept_after;
+};
+Step bf16_step(tt::backend::Backend& be, const tt::nn::ModelConfig& config, bool hold) {
+  auto& cpu = dynamic_cast<tt::backend::cpu::CpuBackend&>(be);
+  tt::nn::Transformer model(config, be);
+  model.init_parameters(5);
+  const auto batch = tt::train::synthetic_batch(config, tt::train::SyntheticTask::random, 4, 6, 5, 2, 1);
+  tt::tensor::Arena arena(be);
+  model.params().zero_grad();
+  if (hold) be.hold_bf16_weights(model.params().values().f32(), model.params().values().numel());
+  const int64_t before = cpu.bf16_converted();
+  Step step{};
+  {
+    tt::tensor::ArenaScope scope(arena);
+    step.loss = model.forward_backward(batch, arena, tt::nn::StepRng{1, 1, true}, 1.0f).loss_sum;
+  }
+  step.converted = cpu.bf16_converted() - before;
+  step.kept_after = cpu.bf16_kept_ranges();
+  if (hold) be.release_bf16_weights();
+  step.grads = model.params().grads().to_host_f32();
+  return step;
+}
+
+// check(backend, placement) for post-LN and pre-LN on a bf16 backend (a note where the CPU has none).
+void for_both_norms(const std::function<void(tt::backend::Backend&, tt::nn::NormPlacement)>& check) {
   auto be = backend(true);
   if (!be) {
     WARN("no bf16 instructions on this processor: bf16 training not tested here");
     return;
   }
-  auto& cpu = dynamic_cast<tt::backend::cpu::CpuBackend&>(*be);
   for (const auto placement : {tt::nn::NormPlacement::post, tt::nn::NormPlacement::pre}) {
-    auto config = tiny();
-    config.norm = placement;
-    config.dropout = config.attention_dropout = config.relu_dropout = 0.1f;
-    tt::nn::Transformer model(config, *be);
-    model.init_parameters(5);
-    const auto batch = tt::train::synthetic_batch(config, tt::train::SyntheticTask::random, 4, 6, 5, 2, 1);
-    tt::tensor::Arena arena(*be);
-    model.params().zero_grad();
-    be->hold_bf16_weights(model.params().values().f32(), model.params().values().numel());
-    {
-      tt::tensor::ArenaScope scope(arena);
-      model.forward_backward(batch, arena, tt::nn::StepRng{1, 1, true}, 1.0f);
-    }
-    CHECK(cpu.bf16_kept_ranges() == 0);
-    be->release_bf16_weights();
+    INFO("norm " << name(placement));
+    check(*be, placement);
   }
+}
+
+}  // namespace
+
+TEST_CASE("bf16: a batch's forward and backward forget every operand they keep", "[trainer][bf16]") {
+  // Kept bf16 copies live until forgotten or the weights are released: one left behind after a batch
+  // would hand the next batch (gradient accumulation, same held weights) the copy of a dead activation
+  // at a reused address.
+  for_both_norms([](tt::backend::Backend& be, tt::nn::NormPlacement placement) {
+    CHECK(bf16_step(be, with_dropout(placement), true).kept_after == 0);
+  });
 }
 
 TEST_CASE("bf16: no separate conversion pass for the FFN hidden layer, the attention weights or their gradients",
@@ -185,38 +222,14 @@ TEST_CASE("bf16: no separate conversion pass for the FFN hidden layer, the atten
   // the products read. Then a step converts as many elements whatever d_ff and the number of heads: every
   // operand that still takes a pass of its own (GEMM outputs: q, k, v, the context and their gradients) is
   // sized by d_model alone.
-  auto be = backend(true);
-  if (!be) {
-    WARN("no bf16 instructions on this processor: bf16 training not tested here");
-    return;
-  }
-  auto& cpu = dynamic_cast<tt::backend::cpu::CpuBackend&>(*be);
-  for (const auto placement : {tt::nn::NormPlacement::post, tt::nn::NormPlacement::pre}) {
-    int64_t converted[2];
-    for (int wide = 0; wide < 2; ++wide) {
-      auto config = tiny();
-      config.norm = placement;
-      config.dropout = config.attention_dropout = config.relu_dropout = 0.1f;
-      config.d_ff = wide ? 128 : 64;
-      config.heads = wide ? 4 : 2;
-      tt::nn::Transformer model(config, *be);
-      model.init_parameters(5);
-      const auto batch = tt::train::synthetic_batch(config, tt::train::SyntheticTask::random, 4, 6, 5, 2, 1);
-      tt::tensor::Arena arena(*be);
-      model.params().zero_grad();
-      be->hold_bf16_weights(model.params().values().f32(), model.params().values().numel());
-      const int64_t before = cpu.bf16_converted();
-      {
-        tt::tensor::ArenaScope scope(arena);
-        model.forward_backward(batch, arena, tt::nn::StepRng{1, 1, true}, 1.0f);
-      }
-      converted[wide] = cpu.bf16_converted() - before;
-      be->release_bf16_weights();
-    }
-    INFO("norm " << (placement == tt::nn::NormPlacement::post ? "post" : "pre"));
-    CHECK(converted[0] > 0);
-    CHECK(converted[0] == converted[1]);
-  }
+  for_both_norms([](tt::backend::Backend& be, tt::nn::NormPlacement placement) {
+    auto narrow = with_dropout(placement), wide = narrow;
+    wide.d_ff = 2 * narrow.d_ff;
+    wide.heads = 2 * narrow.heads;
+    const int64_t converted = bf16_step(be, narrow, true).converted;
+    CHECK(converted > 0);
+    CHECK(bf16_step(be, wide, true).converted == converted);
+  });
 }
 
 TEST_CASE("bf16: a step through held weights and kept copies gives the bits of one converting every operand",
@@ -224,33 +237,10 @@ TEST_CASE("bf16: a step through held weights and kept copies gives the bits of o
   // Holding the weights turns on every copy (held weights, kept operands, kernel-written copies); without
   // it each product converts its operands itself. Rounding is deterministic, so the two must agree bit for
   // bit: a stale, mislaid or badly written copy shows as a difference. Dropout on everywhere, both norms.
-  auto be = backend(true);
-  if (!be) {
-    WARN("no bf16 instructions on this processor: bf16 training not tested here");
-    return;
-  }
-  for (const auto placement : {tt::nn::NormPlacement::post, tt::nn::NormPlacement::pre}) {
-    INFO("norm " << (placement == tt::nn::NormPlacement::post ? "post" : "pre"));
-    auto config = tiny();
-    config.norm = placement;
-    config.dropout = config.attention_dropout = config.relu_dropout = 0.1f;
-    tt::nn::Transformer model(config, *be);
-    model.init_parameters(5);
-    const auto batch = tt::train::synthetic_batch(config, tt::train::SyntheticTask::random, 4, 6, 5, 2, 1);
-    std::vector<float> grads[2];
-    double loss[2];
-    for (int hold = 0; hold < 2; ++hold) {
-      tt::tensor::Arena arena(*be);
-      model.params().zero_grad();
-      if (hold) be->hold_bf16_weights(model.params().values().f32(), model.params().values().numel());
-      {
-        tt::tensor::ArenaScope scope(arena);
-        loss[hold] = model.forward_backward(batch, arena, tt::nn::StepRng{1, 1, true}, 1.0f).loss_sum;
-      }
-      if (hold) be->release_bf16_weights();
-      grads[hold] = model.params().grads().to_host_f32();
-    }
-    CHECK(loss[0] == loss[1]);
-    CHECK(grads[0] == grads[1]);
-  }
+  for_both_norms([](tt::backend::Backend& be, tt::nn::NormPlacement placement) {
+    const Step converting = bf16_step(be, with_dropout(placement), false);
+    const Step copying = bf16_step(be, with_dropout(placement), true);
+    CHECK(converting.loss == copying.loss);
+    CHECK(converting.grads == copying.grads);
+  });
 }
