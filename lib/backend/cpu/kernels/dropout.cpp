@@ -96,21 +96,15 @@ void bias_relu_dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16
 void relu_dropout_backward(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, const float* y,
                            int64_t n, float p) {
   const float s = p > 0.0f ? keep_scale(p) : 1.0f;
-  if (!dx16) {
-    int nt = threads_for(ctx, n);
-#pragma omp parallel for simd num_threads(nt) schedule(static)
-    for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (y[i] > 0.0f ? s : 0.0f);
-    return;
-  }
   // In chunks, so that each is still in L1 when its bf16 copy is written.
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  int nt = threads_for(ctx, n * 2);
+  int nt = threads_for(ctx, dx16 ? 2 * n : n);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t i0 = c * kChunk, i1 = std::min<int64_t>(n, i0 + kChunk);
 #pragma omp simd
     for (int64_t i = i0; i < i1; ++i) dx[i] = dy[i] * (y[i] > 0.0f ? s : 0.0f);
-    to_bf16_row(dx16 + i0, dx + i0, i1 - i0);
+    if (dx16) to_bf16_row(dx16 + i0, dx + i0, i1 - i0);
   }
 }
 
