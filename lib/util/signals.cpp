@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <atomic>
 #include <ctime>
 
 #include "util/check.h"
@@ -12,15 +13,18 @@ namespace tt::util {
 
 namespace {
 
-volatile std::sig_atomic_t g_pending = 0;
-volatile std::sig_atomic_t g_armed = 0;
+// Atomics, not volatile sig_atomic_t: the watcher thread writes them and the training thread reads them.
+// Lock-free, so the fallback handler may touch them too.
+std::atomic<int> g_pending{0};
+std::atomic<bool> g_armed{false};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free);
 struct sigaction g_old_int, g_old_term;
 bool g_installed = false;
 
 // Async-signal-safe: called from the fallback handler as well as from the watcher.
 void take(int signo) {
-  if (!g_armed || g_pending != 0) _exit(128 + signo);  // not training yet, or the second signal: leave now
-  g_pending = signo;
+  int none = 0;  // not training yet, or the second signal: leave now
+  if (!g_armed.load() || !g_pending.compare_exchange_strong(none, signo)) _exit(128 + signo);
 }
 
 extern "C" void on_signal(int signo) { take(signo); }
@@ -38,7 +42,7 @@ sigset_t stop_signals() {
 SignalGuard::SignalGuard() {
   TT_CHECK_MSG(!g_installed, "one SignalGuard at a time");
   g_pending = 0;
-  g_armed = 0;
+  g_armed = false;
   const sigset_t set = stop_signals();
   pthread_sigmask(SIG_BLOCK, &set, &old_mask_);
   struct sigaction action {};
@@ -66,7 +70,7 @@ SignalGuard::~SignalGuard() {
   g_installed = false;
 }
 
-void SignalGuard::arm() { g_armed = 1; }
+void SignalGuard::arm() { g_armed = true; }
 
 int SignalGuard::pending() const { return g_pending; }
 
