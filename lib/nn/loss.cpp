@@ -7,7 +7,7 @@ namespace tt::nn {
 
 void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table) {
   const int64_t D = table.dim(1);
-  hidden.backend().keep_bf16_operand(hidden.f32(), hidden.numel());  // read again by backward's dtable
+  ops::keep_bf16(hidden);  // read again by backward's dtable
   ops::matmul(logits, hidden.reshape(tensor::Shape{hidden.numel() / D, D}), false, table, true);
 }
 
@@ -18,7 +18,7 @@ void output_projection_backward(const tensor::Tensor& dhidden, const tensor::Ten
   const tensor::Tensor h = hidden.reshape(tensor::Shape{hidden.numel() / D, D});
   ops::matmul(dtable, dlogits, true, h, false, 1.0f, 1.0f);
   ops::matmul(dhidden.reshape(h.shape()), dlogits, false, table, false);
-  hidden.backend().forget_bf16_operand(hidden.f32());
+  ops::forget_bf16(hidden);
 }
 
 LossStats label_smoothed_loss(const tensor::Tensor& logits, const tensor::Tensor& targets,

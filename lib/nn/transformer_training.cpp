@@ -3,6 +3,7 @@
 #include "nn/loss.h"
 #include "nn/transformer.h"
 #include "nn/transformer_impl.h"
+#include "ops/matmul.h"
 
 namespace tt::nn {
 
@@ -25,13 +26,13 @@ LossStats Transformer::forward_backward(const Batch& batch, tensor::Arena& arena
   Tensor logits = arena.allocate(Shape{N, table.dim(0)});
   output_projection_forward(logits, hidden, table);
   // bf16: the loss kernel writes its gradient's copy as it goes, and both backward products read it.
-  logits.backend().keep_bf16_operand(logits.f32(), logits.numel());
+  ops::keep_bf16(logits);
   LossStats stats = label_smoothed_loss(logits, d.tgt_out, batch.tgt_out, config_.label_smoothing, config_.pad_id,
                                         grad_scale, arena);
 
   Tensor dhidden = arena.allocate(Shape{batch.B, batch.T, D});
   output_projection_backward(dhidden, m.embeddings.table_grad(Side::target), logits, hidden, table);
-  logits.backend().forget_bf16_operand(logits.f32());
+  ops::forget_bf16(logits);
   Tensor dmemory = arena.allocate(memory.shape());
   dmemory.zero();
   m.decoder.backward(dhidden, dmemory, decoder_saved, m.embeddings, arena, m.scratch);

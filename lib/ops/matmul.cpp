@@ -39,7 +39,7 @@ void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tens
                "linear: x " + x.shape().str() + ", W " + w.shape().str() + ", y " + y.shape().str());
   if (N == 0) return;
   auto& be = x.backend();
-  be.keep_bf16_operand(x.f32(), N * I);  // backward's dW reads x again (forgotten there)
+  keep_bf16(x);  // backward's dW reads x again (forgotten there)
   be.gemm(false, true, static_cast<int>(N), static_cast<int>(O), static_cast<int>(I), 1.0f, x.f32(), I, w.f32(), I,
           0.0f, y.f32(), O);
   if (b.defined()) {
@@ -56,7 +56,7 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
                "linear backward: dy " + dy.shape().str() + ", x " + x.shape().str() + ", W " + w.shape().str());
   if (N == 0) return;
   auto& be = x.backend();
-  be.keep_bf16_operand(dy.f32(), N * O);  // both products read dy
+  keep_bf16(dy);  // both products read dy
   // dW[O, I] += dy^T[O, N] · x[N, I]
   be.gemm(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.f32(), O, x.f32(),
           I, 1.0f, dw.f32(), I);
@@ -66,8 +66,8 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
     be.gemm(false, false, static_cast<int>(N), static_cast<int>(I), static_cast<int>(O), 1.0f, dy.f32(), O,
             w.f32(), I, accumulate_dx ? 1.0f : 0.0f, dx.f32(), I);
   }
-  be.forget_bf16_operand(dy.f32());
-  be.forget_bf16_operand(x.f32());
+  forget_bf16(dy);
+  forget_bf16(x);
 }
 
 void matmul(const tensor::Tensor& c, const tensor::Tensor& a, bool trans_a, const tensor::Tensor& b, bool trans_b,
