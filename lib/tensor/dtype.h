@@ -1,5 +1,6 @@
-// Element types. f32 for activations, weights and optimizer state; i32 for token ids and lengths.
-// (bf16 matmuls with f32 master weights are the planned next step; keep switch statements exhaustive.)
+// Element types. f32 for activations, weights and optimizer state; i32 for token ids and lengths; bf16
+// (bfloat16 bits in a uint16_t) for activations a bf16 training step stores only rounded, because every
+// reader of theirs rounds them anyway (Backend::bf16_storage). Keep switch statements exhaustive.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +10,7 @@
 
 namespace tt::tensor {
 
-enum class DType { f32, i32 };
+enum class DType { f32, i32, bf16 };
 
 // Exhaustive switches: a new enumerator makes -Wswitch warn here, and a value outside the enum (a corrupt
 // cast) throws instead of being sized as 4 bytes by a fall-through default.
@@ -17,6 +18,7 @@ inline size_t dtype_size(DType t) {
   switch (t) {
     case DType::f32: return 4;
     case DType::i32: return 4;
+    case DType::bf16: return 2;
   }
   throw InternalError("dtype_size: unknown DType " + std::to_string(static_cast<int>(t)));
 }
@@ -25,6 +27,7 @@ inline std::string dtype_name(DType t) {
   switch (t) {
     case DType::f32: return "F32";
     case DType::i32: return "I32";
+    case DType::bf16: return "BF16";
   }
   throw InternalError("dtype_name: unknown DType " + std::to_string(static_cast<int>(t)));
 }

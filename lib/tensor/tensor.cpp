@@ -44,6 +44,11 @@ int32_t* Tensor::i32() const {
   return reinterpret_cast<int32_t*>(raw());
 }
 
+uint16_t* Tensor::bf16() const {
+  TT_CHECK_MSG(dtype_ == DType::bf16, "tensor is not bf16");
+  return reinterpret_cast<uint16_t*>(raw());
+}
+
 Tensor Tensor::reshape(Shape shape) const {
   TT_CHECK_MSG(shape.numel() == numel(), "reshape " + shape_.str() + " -> " + shape.str());
   return Tensor(storage_, offset_, shape, dtype_);
@@ -75,6 +80,12 @@ std::vector<int32_t> Tensor::to_host_i32() const {
   return v;
 }
 
+std::vector<uint16_t> Tensor::to_host_bf16() const {
+  std::vector<uint16_t> v(static_cast<size_t>(numel()));
+  backend().copy_to_host(v.data(), bf16(), bytes());
+  return v;
+}
+
 void Tensor::copy_from(const Tensor& src) const {
   TT_CHECK(src.numel() == numel() && src.dtype() == dtype_);
   backend().copy(raw(), src.raw(), bytes());
@@ -82,8 +93,15 @@ void Tensor::copy_from(const Tensor& src) const {
 
 void Tensor::zero() const {
   if (numel() == 0) return;
-  if (dtype_ == DType::f32) backend().fill(f32(), 0.0f, numel());
-  else backend().fill(reinterpret_cast<float*>(raw()), 0.0f, numel());  // all-zero bits are 0 for i32 too
+  switch (dtype_) {
+    case DType::f32: backend().fill(f32(), 0.0f, numel()); return;
+    case DType::i32: backend().fill(reinterpret_cast<float*>(raw()), 0.0f, numel()); return;  // all-zero bits
+    case DType::bf16: {  // 2-byte elements: fill's 4-byte writes could pass the end
+      const std::vector<char> zeros(bytes());
+      backend().copy_from_host(raw(), zeros.data(), bytes());
+      return;
+    }
+  }
 }
 
 }  // namespace tt::tensor

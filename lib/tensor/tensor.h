@@ -35,6 +35,7 @@ class Tensor {
 
   float* f32() const;
   int32_t* i32() const;
+  uint16_t* bf16() const;
 
   // Same storage, another shape with the same element count.
   Tensor reshape(Shape shape) const;
@@ -43,6 +44,7 @@ class Tensor {
 
   std::vector<float> to_host_f32() const;
   std::vector<int32_t> to_host_i32() const;
+  std::vector<uint16_t> to_host_bf16() const;
   void copy_from(const Tensor& src) const;  // same numel and dtype, same backend
   void zero() const;
 
