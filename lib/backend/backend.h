@@ -88,6 +88,24 @@ class Backend {
   virtual void keep_bf16_operand(const float* /*values*/, int64_t /*n*/) {}
   virtual void forget_bf16_operand(const float* /*values*/) {}
 
+  // Activations stored only in bf16 (halving their memory) when every reader rounds them anyway: the FFN
+  // hidden layer, read by fc2's two products and, for its sign, by relu_dropout_backward. True only inside
+  // a bf16 training step on a backend that implements the three calls below (the default throws).
+  virtual bool bf16_storage() const { return false; }
+  // y16 = bf16(dropout(relu(x + bias))), the bits bias_relu_dropout_forward's output would round to;
+  // nothing is written in fp32. x [N, F] is left as it is.
+  virtual void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F,
+                                              float p, DropoutKey key);
+  // relu_dropout_backward with y stored in bf16 (y16 > 0 exactly where y > 0, but for a y below bf16's
+  // smallest subnormal, which rounds to 0 and counts as inactive).
+  virtual void relu_dropout_backward_bf16(float* dx, const float* dy, const uint16_t* y16, int64_t n, float p);
+  // gemm in bf16 precision where A (a16) or B (b16) is already bf16: that operand is read as stored, dense
+  // (lda / ldb equal its stored row length); the other is an fp32 operand as in gemm. Same bits as gemm on
+  // the fp32 values that round to the stored ones.
+  virtual void gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A,
+                                 int64_t lda, bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C,
+                                 int64_t ldc);
+
   // ---- matrix products -------------------------------------------------------------------------------
   // C[M,N] = alpha * op(A) * op(B) + beta * C; op(A) is [M,K] (A stored [K,M] when trans_a), op(B) is
   // [K,N] (B stored [N,K] when trans_b). lda/ldb/ldc are row strides of the stored matrices.

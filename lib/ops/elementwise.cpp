@@ -31,13 +31,17 @@ void bias_relu_dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x,
   same_size(y, x, "bias_relu_dropout");
   const int F = static_cast<int>(bias.numel());
   TT_CHECK(last_dim(x) == F);
-  y.backend().bias_relu_dropout_forward(y.f32(), x.f32(), bias.f32(), x.numel() / F, F, p, key);
+  if (y.dtype() == tensor::DType::bf16)
+    y.backend().bias_relu_dropout_forward_bf16(y.bf16(), x.f32(), bias.f32(), x.numel() / F, F, p, key);
+  else
+    y.backend().bias_relu_dropout_forward(y.f32(), x.f32(), bias.f32(), x.numel() / F, F, p, key);
 }
 
 void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p) {
   same_size(dx, dy, "relu_dropout_backward");
   same_size(dy, y, "relu_dropout_backward");
-  dx.backend().relu_dropout_backward(dx.f32(), dy.f32(), y.f32(), dy.numel(), p);
+  if (y.dtype() == tensor::DType::bf16) dx.backend().relu_dropout_backward_bf16(dx.f32(), dy.f32(), y.bf16(), dy.numel(), p);
+  else dx.backend().relu_dropout_backward(dx.f32(), dy.f32(), y.f32(), dy.numel(), p);
 }
 
 void dropout_add_forward(const tensor::Tensor& y, const tensor::Tensor& residual, const tensor::Tensor& x, float p,

@@ -15,10 +15,11 @@ void scale(const tensor::Tensor& x, float alpha);
 // Sum of squares (host double).
 double sum_squares(const tensor::Tensor& x);
 
-// y = dropout(relu(x + bias)), x/y [N, F]; y may alias x.
+// y = dropout(relu(x + bias)), x/y [N, F]; y may alias x. y may be bf16 (Backend::bf16_storage): then only
+// the rounded result is written.
 void bias_relu_dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias,
                                float p, backend::DropoutKey key);
-// dx = dy / (1-p) where y > 0, else 0 (assigned; dx may alias dy).
+// dx = dy / (1-p) where y > 0, else 0 (assigned; dx may alias dy). y may be bf16, as forward left it.
 void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p);
 
 // y = residual + dropout(x). y may alias residual or x.

@@ -22,14 +22,17 @@ int64_t extent(backend::MatrixStrides s, int batch1, int batch2, int rows, int c
   return (batch1 - 1) * s.batch1 + (batch2 - 1) * s.batch2 + (rows - 1) * s.ld + cols;
 }
 
+// A bf16 tensor is its own copy: nothing to keep.
+bool keepable(const tensor::Tensor& x) { return x.defined() && x.numel() > 0 && x.dtype() == tensor::DType::f32; }
+
 }  // namespace
 
 void keep_bf16(const tensor::Tensor& x) {
-  if (x.defined() && x.numel() > 0) x.backend().keep_bf16_operand(x.f32(), x.numel());
+  if (keepable(x)) x.backend().keep_bf16_operand(x.f32(), x.numel());
 }
 
 void forget_bf16(const tensor::Tensor& x) {
-  if (x.defined() && x.numel() > 0) x.backend().forget_bf16_operand(x.f32());
+  if (keepable(x)) x.backend().forget_bf16_operand(x.f32());
 }
 
 void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& w,
@@ -40,8 +43,12 @@ void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tens
   if (N == 0) return;
   auto& be = x.backend();
   keep_bf16(x);  // backward's dW reads x again (forgotten there)
-  be.gemm(false, true, static_cast<int>(N), static_cast<int>(O), static_cast<int>(I), 1.0f, x.f32(), I, w.f32(), I,
-          0.0f, y.f32(), O);
+  if (x.dtype() == tensor::DType::bf16)
+    be.gemm_bf16_operand(false, true, static_cast<int>(N), static_cast<int>(O), static_cast<int>(I), 1.0f, x.bf16(),
+                         I, true, w.f32(), I, false, 0.0f, y.f32(), O);
+  else
+    be.gemm(false, true, static_cast<int>(N), static_cast<int>(O), static_cast<int>(I), 1.0f, x.f32(), I, w.f32(),
+            I, 0.0f, y.f32(), O);
   if (b.defined()) {
     TT_CHECK(b.numel() == O);
     be.add_bias(y.f32(), y.f32(), b.f32(), N, static_cast<int>(O));
@@ -58,8 +65,12 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
   auto& be = x.backend();
   keep_bf16(dy);  // both products read dy
   // dW[O, I] += dy^T[O, N] · x[N, I]
-  be.gemm(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.f32(), O, x.f32(),
-          I, 1.0f, dw.f32(), I);
+  if (x.dtype() == tensor::DType::bf16)
+    be.gemm_bf16_operand(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.f32(),
+                         O, false, x.bf16(), I, true, 1.0f, dw.f32(), I);
+  else
+    be.gemm(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.f32(), O,
+            x.f32(), I, 1.0f, dw.f32(), I);
   if (db.defined()) be.bias_backward(db.f32(), dy.f32(), N, static_cast<int>(O));
   if (dx.defined()) {
     TT_CHECK(dx.numel() == N * I);

@@ -8,7 +8,8 @@
 namespace tt::ops {
 
 // y[N, O] = x[N, I] · W^T + b, with W [O, I] (PyTorch layout) and b [O] (may be undefined: no bias).
-// x and y may have any rank; their last dims are I and O.
+// x and y may have any rank; their last dims are I and O. x may be bf16 (in forward and backward) where
+// the backend stores bf16 activations (Backend::bf16_storage).
 void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& w,
                     const tensor::Tensor& b);
 // dW[O, I] += dy^T · x, db[O] += column sums of dy (if db defined), and dx = dy · W (assigned, or added when
@@ -18,7 +19,7 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
                      bool accumulate_dx = false);
 
 // Backend::keep_bf16_operand / forget_bf16_operand for a whole tensor (no effect outside a bf16 training
-// step; undefined tensors are ignored). Kept before the kernel that produces x, its copy comes from that
+// step; undefined and bf16 tensors are ignored). Kept before the kernel that produces x, its copy comes from that
 // kernel; every keep needs its forget before the step ends.
 void keep_bf16(const tensor::Tensor& x);
 void forget_bf16(const tensor::Tensor& x);

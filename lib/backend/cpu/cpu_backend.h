@@ -55,6 +55,17 @@ class CpuBackend final : public Backend {
   void release_bf16_weights() override;
   void keep_bf16_operand(const float* values, int64_t n) override;
   void forget_bf16_operand(const float* values) override;
+  // bf16 storage (backend.h): inside a bf16 training step (weights held).
+  bool bf16_storage() const override;
+  void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F, float p,
+                                      DropoutKey key) override {
+    kernels_->bias_relu_dropout_forward(ctx_, nullptr, y16, x, bias, N, F, p, key);
+  }
+  void relu_dropout_backward_bf16(float* dx, const float* dy, const uint16_t* y16, int64_t n, float p) override {
+    kernels_->relu_dropout_backward_bf16(ctx_, dx, bf16_output_copy(dx, n), dy, y16, n, p);
+  }
+  void gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A, int64_t lda,
+                         bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C, int64_t ldc) override;
   // Ranges kept and not yet forgotten (a layer's forward and backward leave none behind; tests).
   int64_t bf16_kept_ranges() const;
   // Operand elements converted to bf16 by a pass of their own so far (the rest came from a copy; tests).
@@ -179,9 +190,10 @@ class CpuBackend final : public Backend {
 
   // bf16 products (gemm_bf16.cpp), 2-D when batch1 == batch2 == 1. Returns false (nothing done) where
   // oneDNN has no fast bf16 kernel for the shape: the caller runs it in fp32.
+  // a16 / b16: that operand already in bf16 (dense), A / B then unused.
   bool gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
                  const float* A, MatrixStrides a, const float* B, MatrixStrides b, float beta, float* C,
-                 MatrixStrides c);
+                 MatrixStrides c, const uint16_t* a16 = nullptr, const uint16_t* b16 = nullptr);
   const uint16_t* bf16_operand(std::vector<uint16_t>& buf, const float* x, int batch1, int batch2, int64_t rows,
                                int64_t cols, MatrixStrides s);
   // Where a kernel producing the n dense values x should write their bf16 copy (fused instead of converted

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/gemm_bf16.h"
@@ -82,6 +83,34 @@ void CpuBackend::forget_bf16_operand(const float* values) {
   if (bf16_) bf16_->kept.forget(values);
 }
 
+bool CpuBackend::bf16_storage() const { return bf16_ && bf16_->weights; }
+
+void CpuBackend::gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A,
+                                   int64_t lda, bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C,
+                                   int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (!bf16_storage()) throw InternalError("gemm_bf16_operand outside a bf16 training step");
+  // A stored operand is dense: its row stride is its stored row length.
+  if ((a16 && lda != (trans_a ? M : K)) || (b16 && ldb != (trans_b ? K : N)))
+    throw InternalError("gemm_bf16_operand: a bf16 operand must be dense");
+  const auto* a_stored = a16 ? static_cast<const uint16_t*>(A) : nullptr;
+  const auto* b_stored = b16 ? static_cast<const uint16_t*>(B) : nullptr;
+  if (gemm_bf16(trans_a, trans_b, 1, 1, M, N, K, alpha, a16 ? nullptr : static_cast<const float*>(A), {0, 0, lda},
+                b16 ? nullptr : static_cast<const float*>(B), {0, 0, ldb}, beta, C, {0, 0, ldc}, a_stored,
+                b_stored))
+    return;
+  // A shape oneDNN runs in fp32 only (or K == 0): widen the stored operand (exact) and take the fp32 path.
+  auto widen = [](std::vector<float>& wide, const uint16_t* x, int64_t n) {
+    wide.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) wide[i] = std::bit_cast<float>(uint32_t{x[i]} << 16);
+    return wide.data();
+  };
+  std::vector<float> wide_a, wide_b;
+  const float* af = a16 ? widen(wide_a, a_stored, int64_t{M} * K) : static_cast<const float*>(A);
+  const float* bf = b16 ? widen(wide_b, b_stored, int64_t{K} * N) : static_cast<const float*>(B);
+  gemm(trans_a, trans_b, M, N, K, alpha, af, lda, bf, ldb, beta, C, ldc);
+}
+
 int64_t CpuBackend::bf16_kept_ranges() const { return bf16_ ? bf16_->kept.kept_ranges() : 0; }
 
 int64_t CpuBackend::bf16_converted() const { return bf16_ ? bf16_->converted : 0; }
@@ -120,7 +149,7 @@ uint16_t* CpuBackend::bf16_output_copy(const float* x, int64_t n) {
 
 bool CpuBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
                            const float* A, MatrixStrides as, const float* B, MatrixStrides bs, float beta, float* C,
-                           MatrixStrides cs) {
+                           MatrixStrides cs, const uint16_t* a_stored, const uint16_t* b_stored) {
   if (K <= 0) return false;  // the fp32 path scales C
   if (!bf16_) bf16_ = std::make_unique<Bf16Gemm>();
   Bf16Gemm& g = *bf16_;
@@ -172,9 +201,9 @@ bool CpuBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, i
   }
 
   const uint16_t* a16 =
-      bf16_operand(g.a_buf, A, batch1, batch2, trans_a ? K : M, trans_a ? M : K, as);
+      a_stored ? a_stored : bf16_operand(g.a_buf, A, batch1, batch2, trans_a ? K : M, trans_a ? M : K, as);
   const uint16_t* b16 =
-      bf16_operand(g.b_buf, B, batch1, batch2, trans_b ? N : K, trans_b ? K : N, bs);
+      b_stored ? b_stored : bf16_operand(g.b_buf, B, batch1, batch2, trans_b ? N : K, trans_b ? K : N, bs);
   Bf16Gemm::Entry& e = it->second;
   try {
     e.a.set_data_handle(const_cast<uint16_t*>(a16));

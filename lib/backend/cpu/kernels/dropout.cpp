@@ -1,7 +1,7 @@
 // Dropout kernels. Element i (flat index into the tensor) is kept iff philox_uniform(seed, stream, i) >= p
 // (util/rng.h), kept values scaled by 1/(1-p): the same mask on any thread count and on CUDA.
 //   dropout_forward / dropout_backward / dropout_add_forward: flat [n]
-//   bias_relu_dropout_forward: y, x [N, F], bias [F]      relu_dropout_backward: flat [n]
+//   bias_relu_dropout_forward: y, x [N, F], bias [F]      relu_dropout_backward(_bf16): flat [n]
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -59,53 +59,66 @@ void dropout_add_forward(const KernelContext& ctx, float* y, const float* residu
   }
 }
 
+// y null: only y16 is written (Backend::bias_relu_dropout_forward_bf16), each piece going through a stack
+// buffer instead of the [N, F] fp32 output.
 void bias_relu_dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const float* x, const float* bias,
                                int64_t N, int F, float p, DropoutKey key) {
-  if (p <= 0.0f) {
-    int nt = threads_for(ctx, N * F);
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t i = 0; i < N; ++i) {
-#pragma omp simd
-      for (int j = 0; j < F; ++j) {
-        float v = x[i * F + j] + bias[j];
-        y[i * F + j] = std::max(v, 0.0f);
-      }
-      if (y16) to_bf16_row(y16 + i * F, y + i * F, F);
-    }
-    return;
-  }
-  const float s = keep_scale(p);
-  int nt = threads_for(ctx, N * F * 8);
+  const float s = p > 0.0f ? keep_scale(p) : 1.0f;
+  int nt = threads_for(ctx, p > 0.0f ? N * F * 8 : N * F);  // Philox makes each element ~8x a plain pass
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     alignas(64) uint32_t buf[kChunk + 40];
+    alignas(64) float piece[kChunk];
     for (int j0 = 0; j0 < F; j0 += kChunk) {
-      int count = std::min(kChunk, F - j0);
-      int64_t i0 = i * F + j0;
-      const uint32_t* w = dropout_words(buf, i0, count, key);
+      const int count = std::min(kChunk, F - j0);
+      const int64_t i0 = i * F + j0;
+      float* out = y ? y + i0 : piece;
+      if (p > 0.0f) {
+        const uint32_t* w = dropout_words(buf, i0, count, key);
 #pragma omp simd
-      for (int k = 0; k < count; ++k) {
-        float v = std::max(x[i0 + k] + bias[j0 + k], 0.0f);
-        y[i0 + k] = v * (util::uniform01(w[k]) >= p ? s : 0.0f);
+        for (int k = 0; k < count; ++k) {
+          float v = std::max(x[i0 + k] + bias[j0 + k], 0.0f);
+          out[k] = v * (util::uniform01(w[k]) >= p ? s : 0.0f);
+        }
+      } else {
+#pragma omp simd
+        for (int k = 0; k < count; ++k) out[k] = std::max(x[i0 + k] + bias[j0 + k], 0.0f);
       }
-      if (y16) to_bf16_row(y16 + i0, y + i0, count);
+      if (y16) to_bf16_row(y16 + i0, out, count);
     }
   }
 }
 
-void relu_dropout_backward(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, const float* y,
-                           int64_t n, float p) {
+namespace {
+
+// dx = dy * s where active(i), else 0; in chunks, so that each is still in L1 when its bf16 copy is written.
+template <class Active>
+void relu_dropout_backward_where(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, int64_t n,
+                                 float p, Active active) {
   const float s = p > 0.0f ? keep_scale(p) : 1.0f;
-  // In chunks, so that each is still in L1 when its bf16 copy is written.
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   int nt = threads_for(ctx, dx16 ? 2 * n : n);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t i0 = c * kChunk, i1 = std::min<int64_t>(n, i0 + kChunk);
 #pragma omp simd
-    for (int64_t i = i0; i < i1; ++i) dx[i] = dy[i] * (y[i] > 0.0f ? s : 0.0f);
+    for (int64_t i = i0; i < i1; ++i) dx[i] = dy[i] * (active(i) ? s : 0.0f);
     if (dx16) to_bf16_row(dx16 + i0, dx + i0, i1 - i0);
   }
+}
+
+}  // namespace
+
+void relu_dropout_backward(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, const float* y,
+                           int64_t n, float p) {
+  relu_dropout_backward_where(ctx, dx, dx16, dy, n, p, [y](int64_t i) { return y[i] > 0.0f; });
+}
+
+// A bf16 value is > 0 iff its bits, read as a signed 16-bit integer, are: sign clear and not +0.
+void relu_dropout_backward_bf16(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy,
+                                const uint16_t* y16, int64_t n, float p) {
+  relu_dropout_backward_where(ctx, dx, dx16, dy, n, p,
+                              [y16](int64_t i) { return static_cast<int16_t>(y16[i]) > 0; });
 }
 
 }  // namespace tt::backend::cpu::TT_CPU_ISA

@@ -14,6 +14,7 @@ const KernelTable kernel_table{
     .sum_squares = sum_squares,
     .bias_relu_dropout_forward = bias_relu_dropout_forward,
     .relu_dropout_backward = relu_dropout_backward,
+    .relu_dropout_backward_bf16 = relu_dropout_backward_bf16,
     .dropout_add_forward = dropout_add_forward,
     .dropout_forward = dropout_forward,
     .dropout_backward = dropout_backward,
