@@ -13,7 +13,9 @@ namespace tt::nn {
 class FeedForward {
  public:
   struct Saved {
-    tensor::Tensor x, hidden;  // hidden after ReLU and dropout: hidden == 0 marks both masks
+    // hidden after ReLU and dropout: hidden == 0 marks both masks. bf16 where the backend stores bf16
+    // activations and the step has temporaries: fc2's products and the masks read nothing finer.
+    tensor::Tensor x, hidden;
     float p = 0;
   };
 

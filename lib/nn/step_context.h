@@ -20,6 +20,9 @@ struct StepContext {
   // Inference only (nothing saved for backward): a layer's temporaries come from here and are released
   // after the layer, so encoding a batch needs one layer's activations, not all of them. Null: `arena`.
   tensor::Arena* layer_scratch = nullptr;
+  // Training: room for what one layer's forward needs only until it returns (the fp32 FFN hidden layer
+  // when only its bf16 rounding is saved, Backend::bf16_storage), reset by that layer. Null: none.
+  tensor::Arena* temporaries = nullptr;
 
   // The rate to use: `rate` in training, 0 in evaluation / inference.
   float rate(float rate) const { return dropout ? rate : 0.0f; }

@@ -15,7 +15,8 @@ LossStats Transformer::forward_backward(const Batch& batch, tensor::Arena& arena
   // The step's saved activations: handles into `arena`, dropped when the step returns.
   Encoder::Saved encoder_saved;
   Decoder::Saved decoder_saved;
-  const StepContext ctx{arena, rng.dropout, rng.seed, rng.step, rng.batch};
+  // m.scratch serves backward's temporaries; in forward it is free for each layer's own.
+  const StepContext ctx{arena, rng.dropout, rng.seed, rng.step, rng.batch, nullptr, &m.scratch};
   const detail::DeviceBatch d = detail::upload(batch, m.embeddings, arena, true);
   const int64_t N = int64_t{batch.B} * batch.T, D = config_.d_model;
 

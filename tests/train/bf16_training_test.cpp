@@ -163,6 +163,8 @@ tt::nn::ModelConfig with_dropout(tt::nn::NormPlacement placement) {
 
 const char* name(tt::nn::NormPlacement placement) { return placement == tt::nn::NormPlacement::post ? "post" : "pre"; }
 
+constexpr int kB = 4, kS = 6, kT = 5;  // bf16_step's batch: sentences, source and target length
+
 // One forward_backward of a fresh `config` model (init seed 5) on a 4-sentence random batch, the weights
 // held (every bf16 copy on) when `hold`: the loss, the gradient, the elements converted by a pass of their
 // own, and the kept ranges left behind.
@@ -170,12 +172,13 @@ struct Step {
   double loss;
   std::vector<float> grads;
   int64_t converted, kept_after;
+  size_t arena_bytes;  // the step arena's high water: the activations saved for backward
 };
 Step bf16_step(tt::backend::Backend& be, const tt::nn::ModelConfig& config, bool hold) {
   auto& cpu = dynamic_cast<tt::backend::cpu::CpuBackend&>(be);
   tt::nn::Transformer model(config, be);
   model.init_parameters(5);
-  const auto batch = tt::train::synthetic_batch(config, tt::train::SyntheticTask::random, 4, 6, 5, 2, 1);
+  const auto batch = tt::train::synthetic_batch(config, tt::train::SyntheticTask::random, kB, kS, kT, 2, 1);
   tt::tensor::Arena arena(be);
   model.params().zero_grad();
   if (hold) be.hold_bf16_weights(model.params().values().f32(), model.params().values().numel());
@@ -185,6 +188,7 @@ Step bf16_step(tt::backend::Backend& be, const tt::nn::ModelConfig& config, bool
     tt::tensor::ArenaScope scope(arena);
     step.loss = model.forward_backward(batch, arena, tt::nn::StepRng{1, 1, true}, 1.0f).loss_sum;
   }
+  step.arena_bytes = arena.high_water_bytes();
   step.converted = cpu.bf16_converted() - before;
   step.kept_after = cpu.bf16_kept_ranges();
   if (hold) be.release_bf16_weights();
@@ -242,5 +246,22 @@ TEST_CASE("bf16: a step through held weights and kept copies gives the bits of o
     const Step copying = bf16_step(be, with_dropout(placement), true);
     CHECK(converting.loss == copying.loss);
     CHECK(converting.grads == copying.grads);
+  });
+}
+
+TEST_CASE("bf16: a step saves the FFN hidden layer only in bf16", "[trainer][bf16]") {
+  // Every reader of the hidden layer (fc2's two products, the ReLU/dropout mask) takes it rounded, so a
+  // held step saves it as bf16 and keeps no fp32 [N, d_ff] per layer: the step arena shrinks by exactly
+  // the difference in each FFN layer, with the same bits (the test above).
+  for_both_norms([](tt::backend::Backend& be, tt::nn::NormPlacement placement) {
+    const auto config = with_dropout(placement);
+    const Step fp32_hidden = bf16_step(be, config, false), bf16_hidden = bf16_step(be, config, true);
+    using tt::tensor::Arena, tt::tensor::DType, tt::tensor::Shape;
+    auto saving = [&](int64_t rows) {
+      const Shape hidden{rows, config.d_ff};
+      return Arena::rounded_bytes(hidden, DType::f32) - Arena::rounded_bytes(hidden, DType::bf16);
+    };
+    const size_t expected = config.n_layers_enc * saving(kB * kS) + config.n_layers_dec * saving(kB * kT);
+    CHECK(fp32_hidden.arena_bytes - bf16_hidden.arena_bytes == expected);
   });
 }

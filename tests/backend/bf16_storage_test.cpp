@@ -1,0 +1,138 @@
+// bf16 storage (Backend::bf16_storage): the FFN hidden layer a bf16 training step saves only rounded. Each
+// call must give the bits of its fp32 counterpart followed by rounding — the bits the layer would get by
+// keeping the fp32 values and converting them — so that saving in bf16 changes memory, never results.
+#include <bit>
+#include <catch2/catch.hpp>
+
+#include "backend/backend.h"
+#include "backend/bf16_fixture.h"
+#include "backend/kernel_fixture.h"
+#include "support/bf16.h"
+#include "util/error.h"
+
+using namespace tt;
+using tt::test::random_floats;
+using tt::test::upload;
+
+namespace {
+
+std::vector<uint16_t> bf16_bits(const std::vector<float>& v) {
+  std::vector<uint16_t> bits(v.size());
+  for (size_t i = 0; i < v.size(); ++i) bits[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(tt::test::round_bf16(v[i])) >> 16);
+  return bits;
+}
+
+tensor::Tensor upload_bf16(backend::Backend& be, const std::vector<uint16_t>& bits, tensor::Shape shape) {
+  auto t = tensor::Tensor::empty(be, shape, tensor::DType::bf16);
+  be.copy_from_host(t.bf16(), bits.data(), t.bytes());
+  return t;
+}
+
+// A training step's held weights for as long as it lives: bf16 storage is on only then.
+class HeldStep {
+ public:
+  explicit HeldStep(backend::Backend& be) : be_(be), weights_(upload(be, std::vector<float>(4, 0.0f))) {
+    be_.hold_bf16_weights(weights_.f32(), weights_.numel());
+  }
+  ~HeldStep() { be_.release_bf16_weights(); }
+  HeldStep(const HeldStep&) = delete;
+  HeldStep& operator=(const HeldStep&) = delete;
+
+ private:
+  backend::Backend& be_;
+  tensor::Tensor weights_;
+};
+
+// F spans two mask pieces (1024) and is no multiple of the vector width.
+constexpr int N = 7, F = 1500, O = 5;
+
+}  // namespace
+
+TEST_CASE("bf16 storage: on only inside a bf16 training step", "[backend][bf16]") {
+  auto fp32 = backend::make_backend("cpu", 2);
+  {
+    HeldStep step(*fp32);  // holding has no effect in fp32 precision
+    CHECK_FALSE(fp32->bf16_storage());
+  }
+  auto be = tt::test::bf16_backend(2);
+  if (!be) return;
+  CHECK_FALSE(be->bf16_storage());
+  {
+    HeldStep step(*be);
+    CHECK(be->bf16_storage());
+  }
+  CHECK_FALSE(be->bf16_storage());
+  // A stored operand outside a step is a caller bug, refused rather than read as fp32.
+  auto a = upload_bf16(*be, std::vector<uint16_t>(4, 0x3f80), {2, 2});
+  auto c = upload(*be, std::vector<float>(4, 0.0f));
+  CHECK_THROWS_AS(be->gemm_bf16_operand(false, true, 2, 2, 2, 1.0f, a.bf16(), 2, true, c.f32(), 2, false, 0.0f,
+                                        c.f32(), 2),
+                  InternalError);
+}
+
+TEST_CASE("bf16 storage: bias + ReLU + dropout writes the rounding of its fp32 result and leaves x", "[backend][bf16]") {
+  auto be = tt::test::bf16_backend(2);
+  if (!be) return;
+  HeldStep step(*be);
+  const auto x_host = random_floats(static_cast<size_t>(N) * F, 1), bias_host = random_floats(F, 2);
+  auto x = upload(*be, x_host), bias = upload(*be, bias_host);
+  for (float p : {0.0f, 0.3f}) {
+    INFO("p = " << p);
+    const backend::DropoutKey key{5, 6};
+    auto y = upload(*be, std::vector<float>(x_host.size(), 0.0f));
+    be->bias_relu_dropout_forward(y.f32(), x.f32(), bias.f32(), N, F, p, key);
+    auto y16 = tensor::Tensor::empty(*be, {N, F}, tensor::DType::bf16);
+    be->bias_relu_dropout_forward_bf16(y16.bf16(), x.f32(), bias.f32(), N, F, p, key);
+    CHECK(y16.to_host_bf16() == bf16_bits(y.to_host_f32()));
+    CHECK(x.to_host_f32() == x_host);
+  }
+}
+
+TEST_CASE("bf16 storage: relu_dropout_backward takes its mask from the bf16 output", "[backend][bf16]") {
+  auto be = tt::test::bf16_backend(2);
+  if (!be) return;
+  HeldStep step(*be);
+  auto x = upload(*be, random_floats(static_cast<size_t>(N) * F, 3)), bias = upload(*be, random_floats(F, 4));
+  const auto dy_host = random_floats(static_cast<size_t>(N) * F, 5);
+  auto dy = upload(*be, dy_host);
+  for (float p : {0.0f, 0.3f}) {
+    INFO("p = " << p);
+    auto y = upload(*be, std::vector<float>(dy_host.size(), 0.0f));  // zeros from the ReLU and from dropout
+    be->bias_relu_dropout_forward(y.f32(), x.f32(), bias.f32(), N, F, p, backend::DropoutKey{7, 8});
+    auto y16 = upload_bf16(*be, bf16_bits(y.to_host_f32()), {N, F});
+    auto expected = upload(*be, dy_host), actual = upload(*be, dy_host);
+    be->relu_dropout_backward(expected.f32(), dy.f32(), y.f32(), y.numel(), p);
+    be->relu_dropout_backward_bf16(actual.f32(), dy.f32(), y16.bf16(), y.numel(), p);
+    CHECK(actual.to_host_f32() == expected.to_host_f32());
+  }
+}
+
+TEST_CASE("bf16 storage: a product with a bf16 operand gives the bits of one rounding the fp32 operand",
+          "[backend][bf16]") {
+  auto be = tt::test::bf16_backend(2);
+  if (!be) return;
+  HeldStep step(*be);
+  const auto h_host = random_floats(static_cast<size_t>(N) * F, 9);
+  auto h = upload(*be, h_host), h16 = upload_bf16(*be, bf16_bits(h_host), {N, F});
+  auto w = upload(*be, random_floats(static_cast<size_t>(O) * F, 10));
+  SECTION("A stored: y = h W^T (fc2 forward)") {
+    auto expected = upload(*be, std::vector<float>(N * O, 0.0f)), actual = upload(*be, std::vector<float>(N * O, 0.0f));
+    be->gemm(false, true, N, O, F, 1.0f, h.f32(), F, w.f32(), F, 0.0f, expected.f32(), O);
+    be->gemm_bf16_operand(false, true, N, O, F, 1.0f, h16.bf16(), F, true, w.f32(), F, false, 0.0f, actual.f32(), O);
+    CHECK(actual.to_host_f32() == expected.to_host_f32());
+  }
+  SECTION("B stored: dW += dy^T h (fc2's weight gradient)") {
+    const auto dw_host = random_floats(static_cast<size_t>(O) * F, 11);
+    auto dy = upload(*be, random_floats(static_cast<size_t>(N) * O, 12));
+    auto expected = upload(*be, dw_host), actual = upload(*be, dw_host);
+    be->gemm(true, false, O, F, N, 1.0f, dy.f32(), O, h.f32(), F, 1.0f, expected.f32(), F);
+    be->gemm_bf16_operand(true, false, O, F, N, 1.0f, dy.f32(), O, false, h16.bf16(), F, true, 1.0f, actual.f32(), F);
+    CHECK(actual.to_host_f32() == expected.to_host_f32());
+  }
+  SECTION("a stored operand must be dense") {
+    auto c = upload(*be, std::vector<float>(N * O, 0.0f));
+    CHECK_THROWS_AS(be->gemm_bf16_operand(false, true, N - 1, O, F - 1, 1.0f, h16.bf16(), F, true, w.f32(), F, false,
+                                          0.0f, c.f32(), O),
+                    InternalError);
+  }
+}
