@@ -89,9 +89,12 @@ class Backend {
   virtual void forget_bf16_operand(const float* /*values*/) {}
 
   // Activations stored only in bf16 (halving their memory) when every reader rounds them anyway: the FFN
-  // hidden layer, read by fc2's two products and, for its sign, by relu_dropout_backward. True only inside
-  // a bf16 training step on a backend that implements the three calls below (the default throws).
+  // hidden layer, read by fc2's two products and, for its sign, by relu_dropout_backward; attention's
+  // context, read by the output projection's two products. True only inside a bf16 training step on a
+  // backend that implements the calls below (the default throws).
   virtual bool bf16_storage() const { return false; }
+  // y16 = bf16(x) over n elements, rounded as a bf16 product rounds its fp32 operands.
+  virtual void round_to_bf16(uint16_t* y16, const float* x, int64_t n);
   // y16 = bf16(dropout(relu(x + bias))), the bits bias_relu_dropout_forward's output would round to;
   // nothing is written in fp32. x [N, F] is left as it is.
   virtual void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F,

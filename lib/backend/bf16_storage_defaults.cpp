@@ -12,6 +12,8 @@ namespace {
 
 }  // namespace
 
+void Backend::round_to_bf16(uint16_t*, const float*, int64_t) { no_bf16_storage(*this, "round_to_bf16"); }
+
 void Backend::bias_relu_dropout_forward_bf16(uint16_t*, const float*, const float*, int64_t, int, float, DropoutKey) {
   no_bf16_storage(*this, "bias_relu_dropout_forward_bf16");
 }

@@ -1,6 +1,7 @@
 #include "nn/attention.h"
 
 #include <cmath>
+#include <optional>
 
 #include "ops/attention.h"
 #include "ops/decoding.h"
@@ -94,7 +95,12 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   const float p = ctx.rate(attention_dropout_);
   Tensor probs = arena.allocate(Shape{B, H_, Tq, Tk});
   Tensor dropped = p > 0 ? arena.allocate(probs.shape()) : Tensor{};
-  Tensor heads_out = arena.allocate(Shape{B, Tq, D_});
+  // bf16 training: the context is saved only rounded (both output-projection products read it so); the
+  // fp32 one the attention kernels write lives in the step's temporaries until then.
+  const bool bf16_context = saved && ctx.temporaries && x.backend().bf16_storage();
+  std::optional<tensor::ArenaScope> scope;
+  if (bf16_context) scope.emplace(*ctx.temporaries);
+  Tensor heads_out = (bf16_context ? *ctx.temporaries : arena).allocate(Shape{B, Tq, D_});
   const backend::DropoutKey key = ctx.key(site_);
   ops::attention_forward(ops::HeadRows{heads_out, D_}, probs, dropped, rows(q), rows(k), rows(v), key_lengths,
                          {B, H_, Tq, Tk, Dh}, 1.0f / std::sqrt(static_cast<float>(Dh)), causal, p, key);
@@ -103,9 +109,14 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
                  "attention capture " + capture.shape().str() + " for weights " + probs.shape().str());
     capture.copy_from(probs);
   }
-  if (fused) out_.forward_without_bias(out, heads_out);
-  else out_.forward(out, heads_out);
-  if (saved) *saved = Saved{x, memory, qkv, kv, probs, dropped, heads_out, key_lengths, key, p, B, Tq, Tk, causal};
+  Tensor context = heads_out;
+  if (bf16_context) {
+    context = arena.allocate(heads_out.shape(), tensor::DType::bf16);
+    ops::round_to_bf16(context, heads_out);
+  }
+  if (fused) out_.forward_without_bias(out, context);
+  else out_.forward(out, context);
+  if (saved) *saved = Saved{x, memory, qkv, kv, probs, dropped, context, key_lengths, key, p, B, Tq, Tk, causal};
 }
 
 void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const Tensor& dout, const Saved& s,

@@ -25,7 +25,7 @@ class MultiHeadAttention {
     tensor::Tensor qkv;               // self: Q|K|V projections; cross: Q only
     tensor::Tensor kv;                // cross: K|V projections of memory
     tensor::Tensor probs, dropped;    // [B, H, Tq, Tk]; dropped = after attention dropout (p > 0 only)
-    tensor::Tensor ctx;               // [B, Tq, D]
+    tensor::Tensor ctx;               // [B, Tq, D]; bf16 where the FFN's hidden layer is (feed_forward.h)
     tensor::Tensor key_lengths;       // [B] i32 or undefined
     backend::DropoutKey key;
     float p = 0;

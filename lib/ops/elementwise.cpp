@@ -61,4 +61,9 @@ void dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, float 
   dx.backend().dropout_backward(dx.f32(), dy.f32(), dy.numel(), p, key);
 }
 
+void round_to_bf16(const tensor::Tensor& y16, const tensor::Tensor& x) {
+  same_size(y16, x, "round_to_bf16");
+  if (x.numel() > 0) x.backend().round_to_bf16(y16.bf16(), x.f32(), x.numel());
+}
+
 }  // namespace tt::ops

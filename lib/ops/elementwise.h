@@ -29,4 +29,7 @@ void dropout_add_forward(const tensor::Tensor& y, const tensor::Tensor& residual
 void dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x, float p, backend::DropoutKey key);
 void dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, float p, backend::DropoutKey key);
 
+// y16 = bf16(x), y16 a bf16 tensor of x's size (Backend::bf16_storage).
+void round_to_bf16(const tensor::Tensor& y16, const tensor::Tensor& x);
+
 }  // namespace tt::ops

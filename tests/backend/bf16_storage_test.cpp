@@ -2,6 +2,7 @@
 // call must give the bits of its fp32 counterpart followed by rounding — the bits the layer would get by
 // keeping the fp32 values and converting them — so that saving in bf16 changes memory, never results.
 #include <bit>
+#include <cmath>
 #include <catch2/catch.hpp>
 
 #include "backend/backend.h"
@@ -68,6 +69,27 @@ TEST_CASE("bf16 storage: on only inside a bf16 training step", "[backend][bf16]"
   CHECK_THROWS_AS(be->gemm_bf16_operand(false, true, 2, 2, 2, 1.0f, a.bf16(), 2, true, c.f32(), 2, false, 0.0f,
                                         c.f32(), 2),
                   InternalError);
+}
+
+TEST_CASE("bf16 storage: round_to_bf16 rounds to nearest even, as the products round their operands",
+          "[backend][bf16]") {
+  auto be = tt::test::bf16_backend(2);
+  if (!be) return;
+  // Ties both ways (1 + 2^-8 rounds down to even, 1 + 3 * 2^-8 up), a value just above a tie, a negative,
+  // zero and random values.
+  std::vector<float> x = {1.00390625f, 1.01171875f, std::nextafter(1.00390625f, 2.0f), -2.5f, 0.0f};
+  const auto more = random_floats(1000, 13, -100.0f, 100.0f);
+  x.insert(x.end(), more.begin(), more.end());
+  auto xs = upload(*be, x);
+  auto y16 = tensor::Tensor::empty(*be, {static_cast<int64_t>(x.size())}, tensor::DType::bf16);
+  CHECK_THROWS_AS(be->round_to_bf16(y16.bf16(), xs.f32(), xs.numel()), InternalError);  // no step
+  HeldStep step(*be);
+  be->round_to_bf16(y16.bf16(), xs.f32(), xs.numel());
+  const auto bits = y16.to_host_bf16();
+  CHECK(bits == bf16_bits(x));
+  CHECK(bits[0] == 0x3f80);
+  CHECK(bits[1] == 0x3f82);
+  CHECK(bits[2] == 0x3f81);
 }
 
 TEST_CASE("bf16 storage: bias + ReLU + dropout writes the rounding of its fp32 result and leaves x", "[backend][bf16]") {

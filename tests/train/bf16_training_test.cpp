@@ -249,19 +249,20 @@ TEST_CASE("bf16: a step through held weights and kept copies gives the bits of o
   });
 }
 
-TEST_CASE("bf16: a step saves the FFN hidden layer only in bf16", "[trainer][bf16]") {
-  // Every reader of the hidden layer (fc2's two products, the ReLU/dropout mask) takes it rounded, so a
-  // held step saves it as bf16 and keeps no fp32 [N, d_ff] per layer: the step arena shrinks by exactly
-  // the difference in each FFN layer, with the same bits (the test above).
+TEST_CASE("bf16: a step saves the FFN hidden layer and the attention context only in bf16", "[trainer][bf16]") {
+  // Every reader of the hidden layer (fc2's two products, the ReLU/dropout mask) and of the context (the
+  // output projection's two products) takes it rounded, so a held step saves them as bf16: the step arena
+  // shrinks by exactly the fp32 - bf16 difference of each, with the same bits (the test above).
   for_both_norms([](tt::backend::Backend& be, tt::nn::NormPlacement placement) {
     const auto config = with_dropout(placement);
-    const Step fp32_hidden = bf16_step(be, config, false), bf16_hidden = bf16_step(be, config, true);
+    const Step fp32_saved = bf16_step(be, config, false), bf16_saved = bf16_step(be, config, true);
     using tt::tensor::Arena, tt::tensor::DType, tt::tensor::Shape;
-    auto saving = [&](int64_t rows) {
-      const Shape hidden{rows, config.d_ff};
-      return Arena::rounded_bytes(hidden, DType::f32) - Arena::rounded_bytes(hidden, DType::bf16);
-    };
-    const size_t expected = config.n_layers_enc * saving(kB * kS) + config.n_layers_dec * saving(kB * kT);
-    CHECK(fp32_hidden.arena_bytes - bf16_hidden.arena_bytes == expected);
+    auto saving = [](Shape s) { return Arena::rounded_bytes(s, DType::f32) - Arena::rounded_bytes(s, DType::bf16); };
+    const int64_t S = kB * kS, T = kB * kT;  // source and target rows
+    const Shape src_context{kB, kS, config.d_model}, tgt_context{kB, kT, config.d_model};
+    const size_t encoder = saving({S, config.d_ff}) + saving(src_context);  // FFN, self-attention
+    const size_t decoder = saving({T, config.d_ff}) + 2 * saving(tgt_context);  // FFN, self and cross
+    CHECK(fp32_saved.arena_bytes - bf16_saved.arena_bytes ==
+          config.n_layers_enc * encoder + config.n_layers_dec * decoder);
   });
 }

@@ -57,6 +57,7 @@ class CpuBackend final : public Backend {
   void forget_bf16_operand(const float* values) override;
   // bf16 storage (backend.h): inside a bf16 training step (weights held).
   bool bf16_storage() const override;
+  void round_to_bf16(uint16_t* y16, const float* x, int64_t n) override;  // counted in bf16_converted()
   void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F, float p,
                                       DropoutKey key) override {
     kernels_->bias_relu_dropout_forward(ctx_, nullptr, y16, x, bias, N, F, p, key);

@@ -85,6 +85,13 @@ void CpuBackend::forget_bf16_operand(const float* values) {
 
 bool CpuBackend::bf16_storage() const { return bf16_ && bf16_->weights; }
 
+void CpuBackend::round_to_bf16(uint16_t* y16, const float* x, int64_t n) {
+  if (!bf16_storage()) throw InternalError("round_to_bf16 outside a bf16 training step");
+  if (n <= 0) return;
+  kernels_->convert_to_bf16(ctx_, y16, x, 1, 1, 1, n, MatrixStrides{n, n, n});
+  bf16_->converted += n;
+}
+
 void CpuBackend::gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A,
                                    int64_t lda, bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C,
                                    int64_t ldc) {
