@@ -90,11 +90,15 @@ class Backend {
 
   // Activations stored only in bf16 (halving their memory) when every reader rounds them anyway: the FFN
   // hidden layer, read by fc2's two products and, for its sign, by relu_dropout_backward; attention's
-  // context, read by the output projection's two products. True only inside a bf16 training step on a
-  // backend that implements the calls below (the default throws).
+  // q, k, v, read only by the attention products, and its context, read by the output projection's two
+  // products. True only inside a bf16 training step on a backend that implements the calls below (the
+  // defaults of the primitives throw; the attention pair composes them).
   virtual bool bf16_storage() const { return false; }
-  // y16 = bf16(x) over n elements, rounded as a bf16 product rounds its fp32 operands.
-  virtual void round_to_bf16(uint16_t* y16, const float* x, int64_t n);
+  // y16 = bf16(x), rounded as a bf16 product rounds its fp32 operands: x a [batch1, batch2] grid of
+  // [rows, cols] matrices at strides s, y16 dense [batch1, batch2, rows, cols] (attention's [B, T, H, Dh]
+  // projections become [B, H, T, Dh]).
+  virtual void round_to_bf16(uint16_t* y16, const float* x, int batch1, int batch2, int64_t rows, int64_t cols,
+                             MatrixStrides s);
   // y16 = bf16(dropout(relu(x + bias))), the bits bias_relu_dropout_forward's output would round to;
   // nothing is written in fp32. x [N, F] is left as it is.
   virtual void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F,
@@ -108,6 +112,22 @@ class Backend {
   virtual void gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A,
                                  int64_t lda, bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C,
                                  int64_t ldc);
+  // gemm_batched likewise; a stored operand is dense [batch1, batch2, rows, cols] (its strides must say so).
+  virtual void gemm_batched_bf16_operand(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K,
+                                         float alpha, const void* A, MatrixStrides a, bool a16, const void* B,
+                                         MatrixStrides b, bool b16, float beta, float* C, MatrixStrides c);
+  // attention_forward / attention_backward with q16, k16, v16 stored dense in bf16 ([B, H, Tq or Tk, Dh]):
+  // the same bits as on the fp32 projections that round to them. The defaults compose gemm_batched_bf16_operand,
+  // the softmax and dropout kernels.
+  virtual void attention_forward_bf16(float* ctx, int64_t ldc, float* probs, float* dropped, const uint16_t* q16,
+                                      const uint16_t* k16, const uint16_t* v16, const int32_t* key_lengths, int B,
+                                      int H, int Tq, int Tk, int Dh, float scale, bool causal, float p,
+                                      DropoutKey key);
+  virtual void attention_backward_bf16(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
+                                       float* dprobs, const float* dctx, int64_t lddc, const float* probs,
+                                       const float* dropped, const uint16_t* q16, const uint16_t* k16,
+                                       const uint16_t* v16, int B, int H, int Tq, int Tk, int Dh, float scale,
+                                       float p, DropoutKey key);
 
   // ---- matrix products -------------------------------------------------------------------------------
   // C[M,N] = alpha * op(A) * op(B) + beta * C; op(A) is [M,K] (A stored [K,M] when trans_a), op(B) is

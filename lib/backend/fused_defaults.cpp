@@ -6,16 +6,14 @@
 //   log_softmax_topk: x [rows, V] (overwritten), values, indices [rows, k], shift [rows]
 #include "backend/backend.h"
 
+#include "backend/attention_strides.h"
+
 namespace tt::backend {
 namespace {
 
-// Operand rows b * T + t of stride ld, head h at column h * Dh.
-MatrixStrides heads(int T, int64_t ld, int Dh) { return MatrixStrides{T * ld, Dh, ld}; }
-
-MatrixStrides scores(int H, int Tq, int Tk) { return MatrixStrides{int64_t{H} * Tq * Tk, int64_t{Tq} * Tk, Tk}; }
-
-// Elements from a heads operand's first to one past its last: B * T rows of stride ld, H * Dh used.
-int64_t head_rows(int B, int T, int64_t ld, int H, int Dh) { return (int64_t{B} * T - 1) * ld + int64_t{H} * Dh; }
+using attention_strides::head_rows;
+using attention_strides::heads;
+MatrixStrides scores(int H, int Tq, int Tk) { return attention_strides::dense(H, Tq, Tk); }
 
 }  // namespace
 

@@ -23,7 +23,63 @@ void check_scores(const tensor::Tensor& s, const AttentionSizes& z, const char* 
                    std::to_string(z.H) + " x " + std::to_string(z.Tq) + " x " + std::to_string(z.Tk));
 }
 
+// A dense bf16 [B, H, T, Dh] tensor.
+void check_heads16(const tensor::Tensor& x, int B, int T, const AttentionSizes& z, const char* what) {
+  TT_CHECK_MSG(x.defined() && x.dtype() == tensor::DType::bf16 && x.numel() == int64_t{B} * z.H * T * z.Dh,
+               std::string("attention ") + what + " must be bf16 [B, H, T, Dh] = " + std::to_string(B) + " x " +
+                   std::to_string(z.H) + " x " + std::to_string(T) + " x " + std::to_string(z.Dh));
+}
+
 }  // namespace
+
+void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, int T, int H, int Dh) {
+  const AttentionSizes z{B, H, T, T, Dh};
+  if (int64_t{B} * T * H * Dh == 0) return;
+  check_rows(x, B, T, z, "projection");
+  check_heads16(y16, B, T, z, "stored projection");
+  x.t.backend().round_to_bf16(y16.bf16(), x.t.f32(), B, H, T, Dh, backend::MatrixStrides{T * x.ld, Dh, x.ld});
+}
+
+void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                            const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
+                            const tensor::Tensor& key_lengths, AttentionSizes z, float scale, bool causal, float p,
+                            backend::DropoutKey key) {
+  if (z.B == 0 || z.H == 0 || z.Tq == 0) return;
+  TT_CHECK(z.Tk > 0 && z.Dh > 0);
+  check_rows(ctx, z.B, z.Tq, z, "ctx");
+  check_heads16(q16, z.B, z.Tq, z, "q");
+  check_heads16(k16, z.B, z.Tk, z, "k");
+  check_heads16(v16, z.B, z.Tk, z, "v");
+  check_scores(probs, z, "probs");
+  if (p > 0) check_scores(dropped, z, "dropped weights");
+  if (key_lengths.defined()) TT_CHECK(key_lengths.numel() >= z.B);
+  probs.backend().attention_forward_bf16(ctx.t.f32(), ctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr,
+                                         q16.bf16(), k16.bf16(), v16.bf16(),
+                                         key_lengths.defined() ? key_lengths.i32() : nullptr, z.B, z.H, z.Tq, z.Tk,
+                                         z.Dh, scale, causal, p, key);
+}
+
+void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
+                             const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                             const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
+                             AttentionSizes z, float scale, float p, backend::DropoutKey key) {
+  if (z.B == 0 || z.H == 0 || z.Tq == 0) return;
+  TT_CHECK(z.Tk > 0 && z.Dh > 0);
+  check_rows(dq, z.B, z.Tq, z, "dq");
+  check_rows(dk, z.B, z.Tk, z, "dk");
+  check_rows(dv, z.B, z.Tk, z, "dv");
+  check_rows(dctx, z.B, z.Tq, z, "dctx");
+  check_heads16(q16, z.B, z.Tq, z, "q");
+  check_heads16(k16, z.B, z.Tk, z, "k");
+  check_heads16(v16, z.B, z.Tk, z, "v");
+  check_scores(probs, z, "probs");
+  check_scores(dprobs, z, "dprobs");
+  if (p > 0) check_scores(dropped, z, "dropped weights");
+  probs.backend().attention_backward_bf16(dq.t.f32(), dq.ld, dk.t.f32(), dk.ld, dv.t.f32(), dv.ld, dprobs.f32(),
+                                          dctx.t.f32(), dctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr,
+                                          q16.bf16(), k16.bf16(), v16.bf16(), z.B, z.H, z.Tq, z.Tk, z.Dh, scale, p,
+                                          key);
+}
 
 void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                        const HeadRows& q, const HeadRows& k, const HeadRows& v, const tensor::Tensor& key_lengths,

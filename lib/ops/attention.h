@@ -29,4 +29,16 @@ void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& 
                         const HeadRows& q, const HeadRows& k, const HeadRows& v, AttentionSizes z, float scale, float p,
                         backend::DropoutKey key);
 
+// bf16 storage (Backend::bf16_storage): x's B x T rows of H heads rounded into y16, a dense bf16 [B, H, T, Dh]
+// tensor, and the attention pair reading q16, k16, v16 so stored (the bits of the pair above on x).
+void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, int T, int H, int Dh);
+void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                            const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
+                            const tensor::Tensor& key_lengths, AttentionSizes z, float scale, bool causal, float p,
+                            backend::DropoutKey key);
+void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
+                             const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                             const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
+                             AttentionSizes z, float scale, float p, backend::DropoutKey key);
+
 }  // namespace tt::ops

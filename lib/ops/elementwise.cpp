@@ -63,7 +63,8 @@ void dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, float 
 
 void round_to_bf16(const tensor::Tensor& y16, const tensor::Tensor& x) {
   same_size(y16, x, "round_to_bf16");
-  if (x.numel() > 0) x.backend().round_to_bf16(y16.bf16(), x.f32(), x.numel());
+  const int64_t n = x.numel();
+  if (n > 0) x.backend().round_to_bf16(y16.bf16(), x.f32(), 1, 1, 1, n, backend::MatrixStrides{n, n, n});
 }
 
 }  // namespace tt::ops

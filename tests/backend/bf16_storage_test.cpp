@@ -81,15 +81,35 @@ TEST_CASE("bf16 storage: round_to_bf16 rounds to nearest even, as the products r
   const auto more = random_floats(1000, 13, -100.0f, 100.0f);
   x.insert(x.end(), more.begin(), more.end());
   auto xs = upload(*be, x);
-  auto y16 = tensor::Tensor::empty(*be, {static_cast<int64_t>(x.size())}, tensor::DType::bf16);
-  CHECK_THROWS_AS(be->round_to_bf16(y16.bf16(), xs.f32(), xs.numel()), InternalError);  // no step
+  const int64_t n = xs.numel();
+  auto y16 = tensor::Tensor::empty(*be, {n}, tensor::DType::bf16);
+  auto round = [&] { be->round_to_bf16(y16.bf16(), xs.f32(), 1, 1, 1, n, backend::MatrixStrides{n, n, n}); };
+  CHECK_THROWS_AS(round(), InternalError);  // no step
   HeldStep step(*be);
-  be->round_to_bf16(y16.bf16(), xs.f32(), xs.numel());
+  round();
   const auto bits = y16.to_host_bf16();
   CHECK(bits == bf16_bits(x));
   CHECK(bits[0] == 0x3f80);
   CHECK(bits[1] == 0x3f82);
   CHECK(bits[2] == 0x3f81);
+}
+
+TEST_CASE("bf16 storage: round_to_bf16 packs [B, T, H, Dh] projections into dense [B, H, T, Dh]", "[backend][bf16]") {
+  auto be = tt::test::bf16_backend(2);
+  if (!be) return;
+  HeldStep step(*be);
+  // Member 1 (k) of a q|k|v row layout: rows of 3 H Dh, head h at column D + h Dh.
+  const int B = 2, T = 3, H = 2, Dh = 4, D = H * Dh, ld = 3 * D;
+  const auto x = random_floats(static_cast<size_t>(B) * T * ld, 14);
+  auto xs = upload(*be, x);
+  auto y16 = tensor::Tensor::empty(*be, {B, H, T, Dh}, tensor::DType::bf16);
+  be->round_to_bf16(y16.bf16(), xs.f32() + D, B, H, T, Dh, backend::MatrixStrides{int64_t{T} * ld, Dh, ld});
+  std::vector<float> packed;
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < T; ++t)
+        for (int j = 0; j < Dh; ++j) packed.push_back(x[static_cast<size_t>((b * T + t) * ld + D + h * Dh + j)]);
+  CHECK(y16.to_host_bf16() == bf16_bits(packed));
 }
 
 TEST_CASE("bf16 storage: bias + ReLU + dropout writes the rounding of its fp32 result and leaves x", "[backend][bf16]") {

@@ -57,7 +57,8 @@ class CpuBackend final : public Backend {
   void forget_bf16_operand(const float* values) override;
   // bf16 storage (backend.h): inside a bf16 training step (weights held).
   bool bf16_storage() const override;
-  void round_to_bf16(uint16_t* y16, const float* x, int64_t n) override;  // counted in bf16_converted()
+  void round_to_bf16(uint16_t* y16, const float* x, int batch1, int batch2, int64_t rows, int64_t cols,
+                     MatrixStrides s) override;  // counted in bf16_converted()
   void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F, float p,
                                       DropoutKey key) override {
     kernels_->bias_relu_dropout_forward(ctx_, nullptr, y16, x, bias, N, F, p, key);
@@ -67,6 +68,9 @@ class CpuBackend final : public Backend {
   }
   void gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A, int64_t lda,
                          bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C, int64_t ldc) override;
+  void gemm_batched_bf16_operand(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,
+                                 const void* A, MatrixStrides a, bool a16, const void* B, MatrixStrides b, bool b16,
+                                 float beta, float* C, MatrixStrides c) override;
   // Ranges kept and not yet forgotten (a layer's forward and backward leave none behind; tests).
   int64_t bf16_kept_ranges() const;
   // Operand elements converted to bf16 by a pass of their own so far (the rest came from a copy; tests).

@@ -85,37 +85,61 @@ void CpuBackend::forget_bf16_operand(const float* values) {
 
 bool CpuBackend::bf16_storage() const { return bf16_ && bf16_->weights; }
 
-void CpuBackend::round_to_bf16(uint16_t* y16, const float* x, int64_t n) {
+void CpuBackend::round_to_bf16(uint16_t* y16, const float* x, int batch1, int batch2, int64_t rows, int64_t cols,
+                               MatrixStrides s) {
   if (!bf16_storage()) throw InternalError("round_to_bf16 outside a bf16 training step");
+  const int64_t n = int64_t{batch1} * batch2 * rows * cols;
   if (n <= 0) return;
-  kernels_->convert_to_bf16(ctx_, y16, x, 1, 1, 1, n, MatrixStrides{n, n, n});
+  kernels_->convert_to_bf16(ctx_, y16, x, batch1, batch2, rows, cols, s);
   bf16_->converted += n;
 }
+
+namespace {
+
+// The fp32 values of a stored dense bf16 operand (exact), for a shape oneDNN runs in fp32 only.
+const float* widen(std::vector<float>& wide, const void* x16, int64_t n) {
+  const auto* x = static_cast<const uint16_t*>(x16);
+  wide.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) wide[i] = std::bit_cast<float>(uint32_t{x[i]} << 16);
+  return wide.data();
+}
+
+}  // namespace
 
 void CpuBackend::gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A,
                                    int64_t lda, bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C,
                                    int64_t ldc) {
-  if (M <= 0 || N <= 0) return;
-  if (!bf16_storage()) throw InternalError("gemm_bf16_operand outside a bf16 training step");
   // A stored operand is dense: its row stride is its stored row length.
   if ((a16 && lda != (trans_a ? M : K)) || (b16 && ldb != (trans_b ? K : N)))
     throw InternalError("gemm_bf16_operand: a bf16 operand must be dense");
+  gemm_batched_bf16_operand(trans_a, trans_b, 1, 1, M, N, K, alpha, A, {0, 0, lda}, a16, B, {0, 0, ldb}, b16, beta,
+                            C, {0, 0, ldc});
+}
+
+void CpuBackend::gemm_batched_bf16_operand(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K,
+                                           float alpha, const void* A, MatrixStrides as, bool a16, const void* B,
+                                           MatrixStrides bs, bool b16, float beta, float* C, MatrixStrides cs) {
+  if (batch1 <= 0 || batch2 <= 0 || M <= 0 || N <= 0) return;
+  if (!bf16_storage()) throw InternalError("gemm_bf16_operand outside a bf16 training step");
+  const int64_t a_rows = trans_a ? K : M, a_cols = trans_a ? M : K, b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
+  auto dense = [&](MatrixStrides s, int64_t rows, int64_t cols) {
+    return s.ld == cols && (batch2 == 1 || s.batch2 == rows * cols) && (batch1 == 1 || s.batch1 == batch2 * rows * cols);
+  };
+  if ((a16 && !dense(as, a_rows, a_cols)) || (b16 && !dense(bs, b_rows, b_cols)))
+    throw InternalError("gemm_bf16_operand: a bf16 operand must be dense");
   const auto* a_stored = a16 ? static_cast<const uint16_t*>(A) : nullptr;
   const auto* b_stored = b16 ? static_cast<const uint16_t*>(B) : nullptr;
-  if (gemm_bf16(trans_a, trans_b, 1, 1, M, N, K, alpha, a16 ? nullptr : static_cast<const float*>(A), {0, 0, lda},
-                b16 ? nullptr : static_cast<const float*>(B), {0, 0, ldb}, beta, C, {0, 0, ldc}, a_stored,
-                b_stored))
+  const auto* af = a16 ? nullptr : static_cast<const float*>(A);
+  const auto* bf = b16 ? nullptr : static_cast<const float*>(B);
+  if (gemm_bf16(trans_a, trans_b, batch1, batch2, M, N, K, alpha, af, as, bf, bs, beta, C, cs, a_stored, b_stored))
     return;
-  // A shape oneDNN runs in fp32 only (or K == 0): widen the stored operand (exact) and take the fp32 path.
-  auto widen = [](std::vector<float>& wide, const uint16_t* x, int64_t n) {
-    wide.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) wide[i] = std::bit_cast<float>(uint32_t{x[i]} << 16);
-    return wide.data();
-  };
+  // A shape oneDNN runs in fp32 only (or K == 0): widen the stored operands and take the fp32 path.
   std::vector<float> wide_a, wide_b;
-  const float* af = a16 ? widen(wide_a, a_stored, int64_t{M} * K) : static_cast<const float*>(A);
-  const float* bf = b16 ? widen(wide_b, b_stored, int64_t{K} * N) : static_cast<const float*>(B);
-  gemm(trans_a, trans_b, M, N, K, alpha, af, lda, bf, ldb, beta, C, ldc);
+  const int64_t grid = int64_t{batch1} * batch2;
+  if (a16) af = widen(wide_a, A, grid * a_rows * a_cols);
+  if (b16) bf = widen(wide_b, B, grid * b_rows * b_cols);
+  if (batch1 == 1 && batch2 == 1) gemm(trans_a, trans_b, M, N, K, alpha, af, as.ld, bf, bs.ld, beta, C, cs.ld);
+  else gemm_batched(trans_a, trans_b, batch1, batch2, M, N, K, alpha, af, as, bf, bs, beta, C, cs);
 }
 
 int64_t CpuBackend::bf16_kept_ranges() const { return bf16_ ? bf16_->kept.kept_ranges() : 0; }
