@@ -74,19 +74,25 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   TT_CHECK(self != memory.defined());
   const int Tk = self ? Tq : static_cast<int>(memory.dim(1));
   tensor::Arena& arena = ctx.arena;
+  // bf16 training: q, k, v and the context are saved only rounded, as every product reading them rounds
+  // them; their fp32 values live in the step's temporaries until then.
+  const bool bf16_saved = saved && ctx.temporaries && x.backend().bf16_storage();
+  std::optional<tensor::ArenaScope> scope;
+  if (bf16_saved) scope.emplace(*ctx.temporaries);
+  tensor::Arena& fp32_arena = bf16_saved ? *ctx.temporaries : arena;
 
   Tensor qkv, kv;
   Operand q, k, v;
   if (self) {
-    qkv = arena.allocate(Shape{B, Tq, 3 * D_});
+    qkv = fp32_arena.allocate(Shape{B, Tq, 3 * D_});
     qkv_.forward(qkv, x);
     q = member(qkv_, qkv, 0, B, Tq, Dh);
     k = member(qkv_, qkv, 1, B, Tq, Dh);
     v = member(qkv_, qkv, 2, B, Tq, Dh);
   } else {
-    qkv = arena.allocate(Shape{B, Tq, D_});
+    qkv = fp32_arena.allocate(Shape{B, Tq, D_});
     q_.forward(qkv, x);
-    kv = arena.allocate(Shape{B, Tk, 2 * D_});
+    kv = fp32_arena.allocate(Shape{B, Tk, 2 * D_});
     kv_.forward(kv, memory);
     q = heads(qkv, Tq, D_, Dh);
     k = member(kv_, kv, 0, B, Tk, Dh);
@@ -95,28 +101,39 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   const float p = ctx.rate(attention_dropout_);
   Tensor probs = arena.allocate(Shape{B, H_, Tq, Tk});
   Tensor dropped = p > 0 ? arena.allocate(probs.shape()) : Tensor{};
-  // bf16 training: the context is saved only rounded (both output-projection products read it so); the
-  // fp32 one the attention kernels write lives in the step's temporaries until then.
-  const bool bf16_context = saved && ctx.temporaries && x.backend().bf16_storage();
-  std::optional<tensor::ArenaScope> scope;
-  if (bf16_context) scope.emplace(*ctx.temporaries);
-  Tensor heads_out = (bf16_context ? *ctx.temporaries : arena).allocate(Shape{B, Tq, D_});
+  Tensor heads_out = fp32_arena.allocate(Shape{B, Tq, D_});
   const backend::DropoutKey key = ctx.key(site_);
-  ops::attention_forward(ops::HeadRows{heads_out, D_}, probs, dropped, rows(q), rows(k), rows(v), key_lengths,
-                         {B, H_, Tq, Tk, Dh}, 1.0f / std::sqrt(static_cast<float>(Dh)), causal, p, key);
+  const ops::AttentionSizes z{B, H_, Tq, Tk, Dh};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+  Tensor q16, k16, v16;
+  if (bf16_saved) {
+    auto stored = [&](const Operand& o, int T) {
+      Tensor t = arena.allocate(Shape{B, H_, T, Dh}, tensor::DType::bf16);
+      ops::round_heads_to_bf16(t, rows(o), B, T, H_, Dh);
+      return t;
+    };
+    q16 = stored(q, Tq), k16 = stored(k, Tk), v16 = stored(v, Tk);
+    ops::attention_forward_bf16(ops::HeadRows{heads_out, D_}, probs, dropped, q16, k16, v16, key_lengths, z, scale,
+                                causal, p, key);
+    qkv = kv = Tensor{};  // not saved
+  } else {
+    ops::attention_forward(ops::HeadRows{heads_out, D_}, probs, dropped, rows(q), rows(k), rows(v), key_lengths, z,
+                           scale, causal, p, key);
+  }
   if (capture.defined()) {
     TT_CHECK_MSG(capture.numel() == probs.numel(),
                  "attention capture " + capture.shape().str() + " for weights " + probs.shape().str());
     capture.copy_from(probs);
   }
   Tensor context = heads_out;
-  if (bf16_context) {
+  if (bf16_saved) {
     context = arena.allocate(heads_out.shape(), tensor::DType::bf16);
     ops::round_to_bf16(context, heads_out);
   }
   if (fused) out_.forward_without_bias(out, context);
   else out_.forward(out, context);
-  if (saved) *saved = Saved{x, memory, qkv, kv, probs, dropped, context, key_lengths, key, p, B, Tq, Tk, causal};
+  if (saved)
+    *saved = Saved{x, memory, qkv, kv, probs, dropped, context, key_lengths, key, p, B, Tq, Tk, causal, q16, k16, v16};
 }
 
 void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const Tensor& dout, const Saved& s,
@@ -129,18 +146,27 @@ void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const
   else out_.backward(dctx, dout, s.ctx);
   Tensor dprobs = scratch.allocate(s.probs.shape());
   const ops::HeadRows dc{dctx, D_};
+  const bool bf16_saved = s.q16.defined();
   if (kind_ == Kind::self) {
-    Tensor dqkv = scratch.allocate(s.qkv.shape());
+    Tensor dqkv = scratch.allocate(Shape{s.B, s.Tq, 3 * D_});
     auto part = [&](const Tensor& t, int i) { return rows(member(qkv_, t, i, s.B, s.Tq, Dh)); };
-    ops::attention_backward(part(dqkv, 0), part(dqkv, 1), part(dqkv, 2), dprobs, dc, s.probs, s.dropped,
-                            part(s.qkv, 0), part(s.qkv, 1), part(s.qkv, 2), z, scale, s.p, s.key);
+    if (bf16_saved)
+      ops::attention_backward_bf16(part(dqkv, 0), part(dqkv, 1), part(dqkv, 2), dprobs, dc, s.probs, s.dropped, s.q16,
+                                   s.k16, s.v16, z, scale, s.p, s.key);
+    else
+      ops::attention_backward(part(dqkv, 0), part(dqkv, 1), part(dqkv, 2), dprobs, dc, s.probs, s.dropped,
+                              part(s.qkv, 0), part(s.qkv, 1), part(s.qkv, 2), z, scale, s.p, s.key);
     qkv_.backward(dx, dqkv, s.x, /*accumulate_dx=*/fused);
   } else {
-    Tensor dq = scratch.allocate(s.qkv.shape());
-    Tensor dkv = scratch.allocate(s.kv.shape());
+    Tensor dq = scratch.allocate(Shape{s.B, s.Tq, D_});
+    Tensor dkv = scratch.allocate(Shape{s.B, s.Tk, 2 * D_});
     auto part = [&](const Tensor& t, int i) { return rows(member(kv_, t, i, s.B, s.Tk, Dh)); };
-    ops::attention_backward(ops::HeadRows{dq, D_}, part(dkv, 0), part(dkv, 1), dprobs, dc, s.probs, s.dropped,
-                            ops::HeadRows{s.qkv, D_}, part(s.kv, 0), part(s.kv, 1), z, scale, s.p, s.key);
+    if (bf16_saved)
+      ops::attention_backward_bf16(ops::HeadRows{dq, D_}, part(dkv, 0), part(dkv, 1), dprobs, dc, s.probs, s.dropped,
+                                   s.q16, s.k16, s.v16, z, scale, s.p, s.key);
+    else
+      ops::attention_backward(ops::HeadRows{dq, D_}, part(dkv, 0), part(dkv, 1), dprobs, dc, s.probs, s.dropped,
+                              ops::HeadRows{s.qkv, D_}, part(s.kv, 0), part(s.kv, 1), z, scale, s.p, s.key);
     q_.backward(dx, dq, s.x, /*accumulate_dx=*/fused);
     kv_.backward(dmemory, dkv, s.memory, /*accumulate_dx=*/true);
   }

@@ -22,8 +22,8 @@ class MultiHeadAttention {
 
   struct Saved {
     tensor::Tensor x, memory;         // inputs (memory: cross only)
-    tensor::Tensor qkv;               // self: Q|K|V projections; cross: Q only
-    tensor::Tensor kv;                // cross: K|V projections of memory
+    tensor::Tensor qkv;               // self: Q|K|V projections; cross: Q only (undefined: see q16)
+    tensor::Tensor kv;                // cross: K|V projections of memory (undefined: see q16)
     tensor::Tensor probs, dropped;    // [B, H, Tq, Tk]; dropped = after attention dropout (p > 0 only)
     tensor::Tensor ctx;               // [B, Tq, D]; bf16 where the FFN's hidden layer is (feed_forward.h)
     tensor::Tensor key_lengths;       // [B] i32 or undefined
@@ -31,6 +31,8 @@ class MultiHeadAttention {
     float p = 0;
     int B = 0, Tq = 0, Tk = 0;
     bool causal = false;
+    // bf16 storage (Backend::bf16_storage): q, k, v alone, rounded, dense [B, H, Tq or Tk, Dh].
+    tensor::Tensor q16, k16, v16;
   };
 
   void declare(ParameterSet& params, const std::string& prefix, int D, int H, Kind kind, float attention_dropout,

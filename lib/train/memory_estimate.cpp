@@ -29,9 +29,9 @@ MemoryEstimate estimate_training_memory(const nn::ModelConfig& c, const BatchSha
     // loss gradient's copy (alive with all of them when backward starts).
     const int64_t encoder_kept = 5 * D + H * L + D + F, decoder_kept = 5 * D + H * L + 5 * D + H * L + D + F;
     m.activation_bytes += 2 * b.tokens * (c.n_layers_enc * encoder_kept + c.n_layers_dec * decoder_kept + D + V);
-    // The FFN hidden layer and the attention contexts are saved in bf16 alone (Backend::bf16_storage):
-    // their copies above are all there is of them.
-    m.activation_bytes -= 4 * b.tokens * (c.n_layers_enc * (D + F) + c.n_layers_dec * (2 * D + F));
+    // The FFN hidden layer and attention's Q|K|V (encoder 3D, decoder 3D + 3D) and contexts are saved in
+    // bf16 alone (Backend::bf16_storage): their copies above are all there is of them.
+    m.activation_bytes -= 4 * b.tokens * (c.n_layers_enc * (4 * D + F) + c.n_layers_dec * (8 * D + F));
   }
   return m;
 }

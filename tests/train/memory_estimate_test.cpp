@@ -30,13 +30,13 @@ TEST_CASE("training memory: 16 bytes a parameter plus the activations one batch 
   CHECK(m.total() == m.state_bytes + m.activation_bytes);
   // bf16 keeps a 2-byte copy of the weights, and of the operands products read in forward and backward
   // (per token: encoder layer 6 D + F + H L, decoder layer 11 D + F + 2 H L, D, and the loss gradient's
-  // V), and no fp32 FFN hidden layer or attention context (encoder layer D + F, decoder layer 2 D + F);
-  // attention dropout a second copy of the probabilities.
+  // V), and no fp32 FFN hidden layer, Q|K|V or attention context (encoder layer 4 D + F, decoder layer
+  // 8 D + F); attention dropout a second copy of the probabilities.
   const auto bf16 = tt::train::estimate_training_memory(c, {2048, 64, true});
   CHECK(bf16.state_bytes == 18 * c.parameter_count());
   CHECK(bf16.activation_bytes ==
         m.activation_bytes + 2 * 2048 * (4 * (6 * D + F + H * L) + 4 * (11 * D + F + 2 * H * L) + D + V) -
-            4 * 2048 * (4 * (D + F) + 4 * (2 * D + F)));
+            4 * 2048 * (4 * (4 * D + F) + 4 * (8 * D + F)));
   tt::nn::ModelConfig dropped = c;
   dropped.attention_dropout = 0.1f;
   CHECK(tt::train::estimate_training_memory(dropped, {2048, 64, false}).activation_bytes ==
