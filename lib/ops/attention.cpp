@@ -30,6 +30,34 @@ void check_heads16(const tensor::Tensor& x, int B, int T, const AttentionSizes& 
                    std::to_string(z.H) + " x " + std::to_string(T) + " x " + std::to_string(z.Dh));
 }
 
+// The checks both forwards make besides q, k, v; false when there is nothing to compute.
+bool check_forward(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                   const tensor::Tensor& key_lengths, const AttentionSizes& z, float p) {
+  if (z.B == 0 || z.H == 0 || z.Tq == 0) return false;
+  TT_CHECK(z.Tk > 0 && z.Dh > 0);
+  check_rows(ctx, z.B, z.Tq, z, "ctx");
+  check_scores(probs, z, "probs");
+  if (p > 0) check_scores(dropped, z, "dropped weights");
+  if (key_lengths.defined()) TT_CHECK(key_lengths.numel() >= z.B);
+  return true;
+}
+
+// The same for both backwards.
+bool check_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
+                    const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
+                    const AttentionSizes& z, float p) {
+  if (z.B == 0 || z.H == 0 || z.Tq == 0) return false;
+  TT_CHECK(z.Tk > 0 && z.Dh > 0);
+  check_rows(dq, z.B, z.Tq, z, "dq");
+  check_rows(dk, z.B, z.Tk, z, "dk");
+  check_rows(dv, z.B, z.Tk, z, "dv");
+  check_rows(dctx, z.B, z.Tq, z, "dctx");
+  check_scores(probs, z, "probs");
+  check_scores(dprobs, z, "dprobs");
+  if (p > 0) check_scores(dropped, z, "dropped weights");
+  return true;
+}
+
 }  // namespace
 
 void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, int T, int H, int Dh) {
@@ -44,15 +72,10 @@ void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, co
                             const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
                             const tensor::Tensor& key_lengths, AttentionSizes z, float scale, bool causal, float p,
                             backend::DropoutKey key) {
-  if (z.B == 0 || z.H == 0 || z.Tq == 0) return;
-  TT_CHECK(z.Tk > 0 && z.Dh > 0);
-  check_rows(ctx, z.B, z.Tq, z, "ctx");
+  if (!check_forward(ctx, probs, dropped, key_lengths, z, p)) return;
   check_heads16(q16, z.B, z.Tq, z, "q");
   check_heads16(k16, z.B, z.Tk, z, "k");
   check_heads16(v16, z.B, z.Tk, z, "v");
-  check_scores(probs, z, "probs");
-  if (p > 0) check_scores(dropped, z, "dropped weights");
-  if (key_lengths.defined()) TT_CHECK(key_lengths.numel() >= z.B);
   probs.backend().attention_forward_bf16(ctx.t.f32(), ctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr,
                                          q16.bf16(), k16.bf16(), v16.bf16(),
                                          key_lengths.defined() ? key_lengths.i32() : nullptr, z.B, z.H, z.Tq, z.Tk,
@@ -63,18 +86,10 @@ void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadR
                              const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                              const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
                              AttentionSizes z, float scale, float p, backend::DropoutKey key) {
-  if (z.B == 0 || z.H == 0 || z.Tq == 0) return;
-  TT_CHECK(z.Tk > 0 && z.Dh > 0);
-  check_rows(dq, z.B, z.Tq, z, "dq");
-  check_rows(dk, z.B, z.Tk, z, "dk");
-  check_rows(dv, z.B, z.Tk, z, "dv");
-  check_rows(dctx, z.B, z.Tq, z, "dctx");
+  if (!check_backward(dq, dk, dv, dprobs, dctx, probs, dropped, z, p)) return;
   check_heads16(q16, z.B, z.Tq, z, "q");
   check_heads16(k16, z.B, z.Tk, z, "k");
   check_heads16(v16, z.B, z.Tk, z, "v");
-  check_scores(probs, z, "probs");
-  check_scores(dprobs, z, "dprobs");
-  if (p > 0) check_scores(dropped, z, "dropped weights");
   probs.backend().attention_backward_bf16(dq.t.f32(), dq.ld, dk.t.f32(), dk.ld, dv.t.f32(), dv.ld, dprobs.f32(),
                                           dctx.t.f32(), dctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr,
                                           q16.bf16(), k16.bf16(), v16.bf16(), z.B, z.H, z.Tq, z.Tk, z.Dh, scale, p,
@@ -84,15 +99,10 @@ void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadR
 void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                        const HeadRows& q, const HeadRows& k, const HeadRows& v, const tensor::Tensor& key_lengths,
                        AttentionSizes z, float scale, bool causal, float p, backend::DropoutKey key) {
-  if (z.B == 0 || z.H == 0 || z.Tq == 0) return;
-  TT_CHECK(z.Tk > 0 && z.Dh > 0);
-  check_rows(ctx, z.B, z.Tq, z, "ctx");
+  if (!check_forward(ctx, probs, dropped, key_lengths, z, p)) return;
   check_rows(q, z.B, z.Tq, z, "q");
   check_rows(k, z.B, z.Tk, z, "k");
   check_rows(v, z.B, z.Tk, z, "v");
-  check_scores(probs, z, "probs");
-  if (p > 0) check_scores(dropped, z, "dropped weights");
-  if (key_lengths.defined()) TT_CHECK(key_lengths.numel() >= z.B);
   probs.backend().attention_forward(ctx.t.f32(), ctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr, q.t.f32(),
                                     q.ld, k.t.f32(), k.ld, v.t.f32(), v.ld,
                                     key_lengths.defined() ? key_lengths.i32() : nullptr, z.B, z.H, z.Tq, z.Tk, z.Dh,
@@ -103,18 +113,10 @@ void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& 
                         const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                         const HeadRows& q, const HeadRows& k, const HeadRows& v, AttentionSizes z, float scale, float p,
                         backend::DropoutKey key) {
-  if (z.B == 0 || z.H == 0 || z.Tq == 0) return;
-  TT_CHECK(z.Tk > 0 && z.Dh > 0);
-  check_rows(dq, z.B, z.Tq, z, "dq");
-  check_rows(dk, z.B, z.Tk, z, "dk");
-  check_rows(dv, z.B, z.Tk, z, "dv");
-  check_rows(dctx, z.B, z.Tq, z, "dctx");
+  if (!check_backward(dq, dk, dv, dprobs, dctx, probs, dropped, z, p)) return;
   check_rows(q, z.B, z.Tq, z, "q");
   check_rows(k, z.B, z.Tk, z, "k");
   check_rows(v, z.B, z.Tk, z, "v");
-  check_scores(probs, z, "probs");
-  check_scores(dprobs, z, "dprobs");
-  if (p > 0) check_scores(dropped, z, "dropped weights");
   probs.backend().attention_backward(dq.t.f32(), dq.ld, dk.t.f32(), dk.ld, dv.t.f32(), dv.ld, dprobs.f32(),
                                      dctx.t.f32(), dctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr, q.t.f32(),
                                      q.ld, k.t.f32(), k.ld, v.t.f32(), v.ld, z.B, z.H, z.Tq, z.Tk, z.Dh, scale, p,
