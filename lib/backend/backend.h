@@ -90,8 +90,8 @@ class Backend {
 
   // Activations stored only in bf16 (halving their memory) when every reader rounds them anyway: the FFN
   // hidden layer, read by fc2's two products and, for its sign, by relu_dropout_backward; attention's
-  // q, k, v, read only by the attention products, and its context, read by the output projection's two
-  // products. True only inside a bf16 training step on a backend that implements the calls below (the
+  // q, k, v and weights after dropout, read only by the attention products, and its context, read by the
+  // output projection's two products. True only inside a bf16 training step on a backend that implements the calls below (the
   // defaults of the primitives throw; the attention pair composes them).
   virtual bool bf16_storage() const { return false; }
   // y16 = bf16(x), rounded as a bf16 product rounds its fp32 operands: x a [batch1, batch2] grid of
@@ -103,6 +103,8 @@ class Backend {
   // nothing is written in fp32. x [N, F] is left as it is.
   virtual void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F,
                                               float p, DropoutKey key);
+  // y16 = bf16(dropout(x)), the bits dropout_forward's output would round to; nothing written in fp32.
+  virtual void dropout_forward_bf16(uint16_t* y16, const float* x, int64_t n, float p, DropoutKey key);
   // relu_dropout_backward with y stored in bf16 (y16 > 0 exactly where y > 0, but for a y below bf16's
   // smallest subnormal, which rounds to 0 and counts as inactive).
   virtual void relu_dropout_backward_bf16(float* dx, const float* dy, const uint16_t* y16, int64_t n, float p);
@@ -116,16 +118,17 @@ class Backend {
   virtual void gemm_batched_bf16_operand(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K,
                                          float alpha, const void* A, MatrixStrides a, bool a16, const void* B,
                                          MatrixStrides b, bool b16, float beta, float* C, MatrixStrides c);
-  // attention_forward / attention_backward with q16, k16, v16 stored dense in bf16 ([B, H, Tq or Tk, Dh]):
-  // the same bits as on the fp32 projections that round to them. The defaults compose gemm_batched_bf16_operand,
-  // the softmax and dropout kernels.
-  virtual void attention_forward_bf16(float* ctx, int64_t ldc, float* probs, float* dropped, const uint16_t* q16,
+  // attention_forward / attention_backward with q16, k16, v16 stored dense in bf16 ([B, H, Tq or Tk, Dh]),
+  // and the weights after dropout (p > 0) in bf16 alone in dropped16 [B, H, Tq, Tk]: the same bits as on
+  // the fp32 values that round to them. The defaults compose gemm_batched_bf16_operand, the softmax and
+  // dropout kernels.
+  virtual void attention_forward_bf16(float* ctx, int64_t ldc, float* probs, uint16_t* dropped16, const uint16_t* q16,
                                       const uint16_t* k16, const uint16_t* v16, const int32_t* key_lengths, int B,
                                       int H, int Tq, int Tk, int Dh, float scale, bool causal, float p,
                                       DropoutKey key);
   virtual void attention_backward_bf16(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
                                        float* dprobs, const float* dctx, int64_t lddc, const float* probs,
-                                       const float* dropped, const uint16_t* q16, const uint16_t* k16,
+                                       const uint16_t* dropped16, const uint16_t* q16, const uint16_t* k16,
                                        const uint16_t* v16, int B, int H, int Tq, int Tk, int Dh, float scale,
                                        float p, DropoutKey key);
 

@@ -29,6 +29,10 @@ void Backend::bias_relu_dropout_forward_bf16(uint16_t*, const float*, const floa
   no_bf16_storage(*this, "bias_relu_dropout_forward_bf16");
 }
 
+void Backend::dropout_forward_bf16(uint16_t*, const float*, int64_t, float, DropoutKey) {
+  no_bf16_storage(*this, "dropout_forward_bf16");
+}
+
 void Backend::relu_dropout_backward_bf16(float*, const float*, const uint16_t*, int64_t, float) {
   no_bf16_storage(*this, "relu_dropout_backward_bf16");
 }
@@ -43,38 +47,43 @@ void Backend::gemm_batched_bf16_operand(bool, bool, int, int, int, int, int, flo
   no_bf16_storage(*this, "gemm_batched_bf16_operand");
 }
 
-void Backend::attention_forward_bf16(float* ctx, int64_t ldc, float* probs, float* dropped, const uint16_t* q16,
+void Backend::attention_forward_bf16(float* ctx, int64_t ldc, float* probs, uint16_t* dropped16, const uint16_t* q16,
                                      const uint16_t* k16, const uint16_t* v16, const int32_t* key_lengths, int B,
                                      int H, int Tq, int Tk, int Dh, float scale, bool causal, float p,
                                      DropoutKey key) {
-  const MatrixStrides ps = dense(H, Tq, Tk), qs = dense(H, Tq, Dh), ks = dense(H, Tk, Dh);
+  const MatrixStrides ps = dense(H, Tq, Tk), qs = dense(H, Tq, Dh), ks = dense(H, Tk, Dh), cs = heads(Tq, ldc, Dh);
+  const int64_t n_scores = int64_t{B} * H * Tq * Tk;
   gemm_batched_bf16_operand(false, true, B, H, Tq, Tk, Dh, 1.0f, q16, qs, true, k16, ks, true, 0.0f, probs, ps);
-  // The weights w are kept before the kernel that produces them (softmax, or dropout), which writes their
-  // copy; w v here and dV = w^T dctx in backward read it.
-  const float* w = p > 0 ? dropped : probs;
-  keep_bf16_operand(w, int64_t{B} * H * Tq * Tk);
+  if (p > 0) {  // the weights after dropout exist in bf16 alone
+    attention_softmax_forward(probs, key_lengths, B, H, Tq, Tk, scale, causal, 0);
+    dropout_forward_bf16(dropped16, probs, n_scores, p, key);
+    gemm_batched_bf16_operand(false, false, B, H, Tq, Dh, Tk, 1.0f, dropped16, ps, true, v16, ks, true, 0.0f, ctx, cs);
+    return;
+  }
+  // The probabilities are kept before softmax produces them (it writes their copy); w v here and
+  // dV = w^T dctx in backward read it.
+  keep_bf16_operand(probs, n_scores);
   attention_softmax_forward(probs, key_lengths, B, H, Tq, Tk, scale, causal, 0);
-  if (p > 0) dropout_forward(dropped, probs, int64_t{B} * H * Tq * Tk, p, key);
-  gemm_batched_bf16_operand(false, false, B, H, Tq, Dh, Tk, 1.0f, w, ps, false, v16, ks, true, 0.0f, ctx,
-                            heads(Tq, ldc, Dh));
+  gemm_batched_bf16_operand(false, false, B, H, Tq, Dh, Tk, 1.0f, probs, ps, false, v16, ks, true, 0.0f, ctx, cs);
 }
 
 void Backend::attention_backward_bf16(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
                                       float* dprobs, const float* dctx, int64_t lddc, const float* probs,
-                                      const float* dropped, const uint16_t* q16, const uint16_t* k16,
+                                      const uint16_t* dropped16, const uint16_t* q16, const uint16_t* k16,
                                       const uint16_t* v16, int B, int H, int Tq, int Tk, int Dh, float scale,
                                       float p, DropoutKey key) {
   const MatrixStrides ps = dense(H, Tq, Tk), qs = dense(H, Tq, Dh), ks = dense(H, Tk, Dh), dcs = heads(Tq, lddc, Dh);
-  const float* w = p > 0 ? dropped : probs;
   const int64_t n_scores = int64_t{B} * H * Tq * Tk;
   keep_bf16_operand(dctx, head_rows(B, Tq, lddc, H, Dh));
   // dW = dctx V^T ; dV = W^T dctx
   gemm_batched_bf16_operand(false, true, B, H, Tq, Tk, Dh, 1.0f, dctx, dcs, false, v16, ks, true, 0.0f, dprobs, ps);
-  gemm_batched(true, false, B, H, Tk, Dh, Tq, 1.0f, w, ps, dctx, dcs, 0.0f, dv, heads(Tk, lddv, Dh));
+  const bool stored = p > 0;
+  gemm_batched_bf16_operand(true, false, B, H, Tk, Dh, Tq, 1.0f, stored ? static_cast<const void*>(dropped16) : probs,
+                            ps, stored, dctx, dcs, false, 0.0f, dv, heads(Tk, lddv, Dh));
   forget_bf16_operand(dctx);
-  forget_bf16_operand(w);
+  if (!stored) forget_bf16_operand(probs);
   if (p > 0) dropout_backward(dprobs, dprobs, n_scores, p, key);
-  keep_bf16_operand(dprobs, n_scores);  // before its producer, as w
+  keep_bf16_operand(dprobs, n_scores);  // before its producer, as the probabilities
   attention_softmax_backward(dprobs, probs, B, H, Tq, Tk, scale);
   // dQ = dS K ; dK = dS^T Q
   gemm_batched_bf16_operand(false, false, B, H, Tq, Dh, Tk, 1.0f, dprobs, ps, false, k16, ks, true, 0.0f, dq,

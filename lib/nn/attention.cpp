@@ -74,8 +74,8 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   TT_CHECK(self != memory.defined());
   const int Tk = self ? Tq : static_cast<int>(memory.dim(1));
   tensor::Arena& arena = ctx.arena;
-  // bf16 training: q, k, v and the context are saved only rounded, as every product reading them rounds
-  // them; their fp32 values live in the step's temporaries until then.
+  // bf16 training: q, k, v, the weights after dropout and the context are saved only rounded, as every
+  // product reading them rounds them; the fp32 projections and context live in the step's temporaries.
   const bool bf16_saved = saved && ctx.temporaries && x.backend().bf16_storage();
   std::optional<tensor::ArenaScope> scope;
   if (bf16_saved) scope.emplace(*ctx.temporaries);
@@ -100,7 +100,8 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   }
   const float p = ctx.rate(attention_dropout_);
   Tensor probs = arena.allocate(Shape{B, H_, Tq, Tk});
-  Tensor dropped = p > 0 ? arena.allocate(probs.shape()) : Tensor{};
+  Tensor dropped = p > 0 ? arena.allocate(probs.shape(), bf16_saved ? tensor::DType::bf16 : tensor::DType::f32)
+                         : Tensor{};
   Tensor heads_out = fp32_arena.allocate(Shape{B, Tq, D_});
   const backend::DropoutKey key = ctx.key(site_);
   const ops::AttentionSizes z{B, H_, Tq, Tk, Dh};

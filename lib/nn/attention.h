@@ -24,7 +24,8 @@ class MultiHeadAttention {
     tensor::Tensor x, memory;         // inputs (memory: cross only)
     tensor::Tensor qkv;               // self: Q|K|V projections; cross: Q only (undefined: see q16)
     tensor::Tensor kv;                // cross: K|V projections of memory (undefined: see q16)
-    tensor::Tensor probs, dropped;    // [B, H, Tq, Tk]; dropped = after attention dropout (p > 0 only)
+    tensor::Tensor probs, dropped;    // [B, H, Tq, Tk]; dropped = after attention dropout (p > 0 only; bf16
+                                      // where q16 is defined)
     tensor::Tensor ctx;               // [B, Tq, D]; bf16 where the FFN's hidden layer is (feed_forward.h)
     tensor::Tensor key_lengths;       // [B] i32 or undefined
     backend::DropoutKey key;

@@ -76,7 +76,7 @@ void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, co
   check_heads16(q16, z.B, z.Tq, z, "q");
   check_heads16(k16, z.B, z.Tk, z, "k");
   check_heads16(v16, z.B, z.Tk, z, "v");
-  probs.backend().attention_forward_bf16(ctx.t.f32(), ctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr,
+  probs.backend().attention_forward_bf16(ctx.t.f32(), ctx.ld, probs.f32(), p > 0 ? dropped.bf16() : nullptr,
                                          q16.bf16(), k16.bf16(), v16.bf16(),
                                          key_lengths.defined() ? key_lengths.i32() : nullptr, z.B, z.H, z.Tq, z.Tk,
                                          z.Dh, scale, causal, p, key);
@@ -91,7 +91,7 @@ void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadR
   check_heads16(k16, z.B, z.Tk, z, "k");
   check_heads16(v16, z.B, z.Tk, z, "v");
   probs.backend().attention_backward_bf16(dq.t.f32(), dq.ld, dk.t.f32(), dk.ld, dv.t.f32(), dv.ld, dprobs.f32(),
-                                          dctx.t.f32(), dctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr,
+                                          dctx.t.f32(), dctx.ld, probs.f32(), p > 0 ? dropped.bf16() : nullptr,
                                           q16.bf16(), k16.bf16(), v16.bf16(), z.B, z.H, z.Tq, z.Tk, z.Dh, scale, p,
                                           key);
 }

@@ -32,6 +32,8 @@ MemoryEstimate estimate_training_memory(const nn::ModelConfig& c, const BatchSha
     // The FFN hidden layer and attention's Q|K|V (encoder 3D, decoder 3D + 3D) and contexts are saved in
     // bf16 alone (Backend::bf16_storage): their copies above are all there is of them.
     m.activation_bytes -= 4 * b.tokens * (c.n_layers_enc * (4 * D + F) + c.n_layers_dec * (8 * D + F));
+    // So are the weights after attention dropout (their copy is the one counted above for the weights).
+    m.activation_bytes -= 4 * b.tokens * (attention_copies - 1) * H * L * (c.n_layers_enc + 2 * c.n_layers_dec);
   }
   return m;
 }

@@ -6,8 +6,8 @@
 // attention probabilities ([heads x keys] per query), the FFN hidden layer, the LayerNorm inputs, and
 // the logits with their gradient (2 x vocabulary per target token); in bf16 also the 2-byte copies of
 // the operands that products read in forward and again in backward, of which the FFN hidden layer and
-// attention's Q/K/V and contexts have no fp32 values beside (the CPU backend's bf16 storage; the check
-// runs on CPUs).
+// attention's Q/K/V, weights after dropout and contexts have no fp32 values beside (the CPU backend's bf16
+// storage; the check runs on CPUs).
 #pragma once
 
 #include <cstdint>

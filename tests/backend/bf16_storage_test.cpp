@@ -130,6 +130,23 @@ TEST_CASE("bf16 storage: bias + ReLU + dropout writes the rounding of its fp32 r
   }
 }
 
+TEST_CASE("bf16 storage: dropout writes the rounding of its fp32 result", "[backend][bf16]") {
+  auto be = tt::test::bf16_backend(2);
+  if (!be) return;
+  HeldStep step(*be);
+  const auto x_host = random_floats(2500, 15);  // three mask pieces, the last one partial
+  auto x = upload(*be, x_host);
+  for (float p : {0.0f, 0.3f}) {
+    INFO("p = " << p);
+    auto y = upload(*be, std::vector<float>(x_host.size(), 0.0f));
+    be->dropout_forward(y.f32(), x.f32(), x.numel(), p, backend::DropoutKey{3, 4});
+    auto y16 = tensor::Tensor::empty(*be, {x.numel()}, tensor::DType::bf16);
+    be->dropout_forward_bf16(y16.bf16(), x.f32(), x.numel(), p, backend::DropoutKey{3, 4});
+    CHECK(y16.to_host_bf16() == bf16_bits(y.to_host_f32()));
+    CHECK(x.to_host_f32() == x_host);
+  }
+}
+
 TEST_CASE("bf16 storage: relu_dropout_backward takes its mask from the bf16 output", "[backend][bf16]") {
   auto be = tt::test::bf16_backend(2);
   if (!be) return;

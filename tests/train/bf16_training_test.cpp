@@ -252,9 +252,10 @@ TEST_CASE("bf16: a step through held weights and kept copies gives the bits of o
 TEST_CASE("bf16: a step saves the FFN hidden layer and attention's q, k, v and context only in bf16",
           "[trainer][bf16]") {
   // Every reader of the hidden layer (fc2's two products, the ReLU/dropout mask), of q, k, v (the attention
-  // products) and of the context (the output projection's two products) takes it rounded, so a held step
-  // saves them as bf16 alone: the step arena shrinks by exactly the fp32 - bf16 difference of each, with
-  // the same bits (the test above). q, k, v are saved per head, [B, H, T, Dh].
+  // products, as are the weights after dropout) and of the context (the output projection's two products)
+  // takes it rounded, so a held step saves them as bf16 alone: the step arena shrinks by exactly the
+  // fp32 - bf16 difference of each, with the same bits (the test above). q, k, v are saved per head,
+  // [B, H, T, Dh].
   for_both_norms([](tt::backend::Backend& be, tt::nn::NormPlacement placement) {
     const auto config = with_dropout(placement);
     const Step fp32_saved = bf16_step(be, config, false), bf16_saved = bf16_step(be, config, true);
@@ -264,11 +265,14 @@ TEST_CASE("bf16: a step saves the FFN hidden layer and attention's q, k, v and c
     auto saving = [&](Shape s) { return f32(s) - bf16(s); };
     const int64_t D = config.d_model, H = config.heads, Dh = D / H;
     const Shape src_heads{kB, H, kS, Dh}, tgt_heads{kB, H, kT, Dh};
+    REQUIRE(config.attention_dropout > 0);
     const size_t encoder = saving({kB * kS, config.d_ff}) + saving({kB, kS, D}) +  // FFN, context
-                           f32({kB, kS, 3 * D}) - 3 * bf16(src_heads);            // q|k|v
+                           f32({kB, kS, 3 * D}) - 3 * bf16(src_heads) +            // q|k|v
+                           saving({kB, H, kS, kS});                                // weights after dropout
     const size_t decoder = saving({kB * kT, config.d_ff}) + 2 * saving({kB, kT, D}) +  // FFN, both contexts
                            f32({kB, kT, 3 * D}) - 3 * bf16(tgt_heads) +                  // self q|k|v
-                           f32({kB, kT, D}) + f32({kB, kS, 2 * D}) - bf16(tgt_heads) - 2 * bf16(src_heads);  // cross
+                           f32({kB, kT, D}) + f32({kB, kS, 2 * D}) - bf16(tgt_heads) - 2 * bf16(src_heads) +  // cross
+                           saving({kB, H, kT, kT}) + saving({kB, H, kT, kS});  // self and cross weights
     CHECK(fp32_saved.arena_bytes - bf16_saved.arena_bytes ==
           config.n_layers_enc * encoder + config.n_layers_dec * decoder);
   });

@@ -41,6 +41,8 @@ TEST_CASE("training memory: 16 bytes a parameter plus the activations one batch 
   dropped.attention_dropout = 0.1f;
   CHECK(tt::train::estimate_training_memory(dropped, {2048, 64, false}).activation_bytes ==
         m.activation_bytes + 4 * 2048 * (4 * H * L + 4 * 2 * H * L));
+  // In bf16 the weights after dropout are kept as their copy alone, the copy the probabilities had.
+  CHECK(tt::train::estimate_training_memory(dropped, {2048, 64, true}).activation_bytes == bf16.activation_bytes);
   // Keys per query never exceed the batch.
   CHECK(tt::train::estimate_training_memory(c, {32, 64, false}).activation_bytes ==
         tt::train::estimate_training_memory(c, {32, 32, false}).activation_bytes);

@@ -63,6 +63,9 @@ class CpuBackend final : public Backend {
                                       DropoutKey key) override {
     kernels_->bias_relu_dropout_forward(ctx_, nullptr, y16, x, bias, N, F, p, key);
   }
+  void dropout_forward_bf16(uint16_t* y16, const float* x, int64_t n, float p, DropoutKey key) override {
+    kernels_->dropout_forward(ctx_, nullptr, y16, x, n, p, key);
+  }
   void relu_dropout_backward_bf16(float* dx, const float* dy, const uint16_t* y16, int64_t n, float p) override {
     kernels_->relu_dropout_backward_bf16(ctx_, dx, bf16_output_copy(dx, n), dy, y16, n, p);
   }

@@ -12,11 +12,12 @@
 
 namespace tt::backend::cpu::TT_CPU_ISA {
 
+// y null: only y16 is written (Backend::dropout_forward_bf16), each piece going through a stack buffer.
 void dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const float* x, int64_t n, float p,
                      DropoutKey key) {
   if (p <= 0.0f) {
-    if (y != x) std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
-    if (y16) to_bf16_row(y16, y, n);
+    if (y && y != x) std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
+    if (y16) to_bf16_row(y16, x, n);
     return;
   }
   const float s = keep_scale(p);
@@ -25,12 +26,14 @@ void dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const fl
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     alignas(64) uint32_t buf[kChunk + 40];
+    alignas(64) float piece[kChunk];
     int64_t i0 = c * kChunk;
     int count = static_cast<int>(std::min<int64_t>(kChunk, n - i0));
+    float* out = y ? y + i0 : piece;
     const uint32_t* w = dropout_words(buf, i0, count, key);
 #pragma omp simd
-    for (int k = 0; k < count; ++k) y[i0 + k] = x[i0 + k] * (util::uniform01(w[k]) >= p ? s : 0.0f);  // branch-free: vectorises
-    if (y16) to_bf16_row(y16 + i0, y + i0, count);
+    for (int k = 0; k < count; ++k) out[k] = x[i0 + k] * (util::uniform01(w[k]) >= p ? s : 0.0f);  // branch-free: vectorises
+    if (y16) to_bf16_row(y16 + i0, out, count);
   }
 }
 
