@@ -76,10 +76,11 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   tensor::Arena& arena = ctx.arena;
   // bf16 training: q, k, v, the weights after dropout and the context are saved only rounded, as every
   // product reading them rounds them; the fp32 projections and context live in the step's temporaries.
-  const bool bf16_saved = saved && ctx.temporaries && x.backend().bf16_storage();
+  tensor::Arena* temporaries = saved ? ctx.bf16_temporaries(x.backend()) : nullptr;
+  const bool bf16_saved = temporaries != nullptr;
   std::optional<tensor::ArenaScope> scope;
-  if (bf16_saved) scope.emplace(*ctx.temporaries);
-  tensor::Arena& fp32_arena = bf16_saved ? *ctx.temporaries : arena;
+  if (bf16_saved) scope.emplace(*temporaries);
+  tensor::Arena& fp32_arena = bf16_saved ? *temporaries : arena;
 
   Tensor qkv, kv;
   Operand q, k, v;

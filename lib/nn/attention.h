@@ -26,7 +26,7 @@ class MultiHeadAttention {
     tensor::Tensor kv;                // cross: K|V projections of memory (undefined: see q16)
     tensor::Tensor probs, dropped;    // [B, H, Tq, Tk]; dropped = after attention dropout (p > 0 only; bf16
                                       // where q16 is defined)
-    tensor::Tensor ctx;               // [B, Tq, D]; bf16 where the FFN's hidden layer is (feed_forward.h)
+    tensor::Tensor ctx;               // [B, Tq, D]; bf16 where q16 is defined
     tensor::Tensor key_lengths;       // [B] i32 or undefined
     backend::DropoutKey key;
     float p = 0;

@@ -28,11 +28,11 @@ void FeedForward::forward(const tensor::Tensor& y, const tensor::Tensor& x, cons
   const float p = ctx.rate(relu_dropout_);
   // bf16 training: the fp32 pre-activation lives only until the fused kernel has written the bf16 hidden
   // layer, which is all that is saved (half the memory of an fp32 hidden layer, no bf16 copy beside it).
-  const bool bf16_hidden = saved && ctx.temporaries && x.backend().bf16_storage();
+  tensor::Arena* temporaries = saved ? ctx.bf16_temporaries(x.backend()) : nullptr;
   std::optional<tensor::ArenaScope> scope;
-  if (bf16_hidden) scope.emplace(*ctx.temporaries);
-  tensor::Tensor pre = (bf16_hidden ? *ctx.temporaries : ctx.arena).allocate(tensor::Shape{N, F_});
-  tensor::Tensor hidden = bf16_hidden ? ctx.arena.allocate(tensor::Shape{N, F_}, tensor::DType::bf16) : pre;
+  if (temporaries) scope.emplace(*temporaries);
+  tensor::Tensor pre = (temporaries ? *temporaries : ctx.arena).allocate(tensor::Shape{N, F_});
+  tensor::Tensor hidden = temporaries ? ctx.arena.allocate(tensor::Shape{N, F_}, tensor::DType::bf16) : pre;
   // The bias is added by the fused kernel together with ReLU and dropout: one pass over [N, F].
   ops::linear_forward(pre, x, fc1_.weight(), tensor::Tensor{});
   // bf16 training on an fp32 hidden layer: the fused kernel writes its copy, which fc2 reads here and in

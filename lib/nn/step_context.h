@@ -20,9 +20,16 @@ struct StepContext {
   // Inference only (nothing saved for backward): a layer's temporaries come from here and are released
   // after the layer, so encoding a batch needs one layer's activations, not all of them. Null: `arena`.
   tensor::Arena* layer_scratch = nullptr;
-  // Training: room for what one layer's forward needs only until it returns (the fp32 FFN hidden layer
-  // when only its bf16 rounding is saved, Backend::bf16_storage), reset by that layer. Null: none.
+  // Training: room for what one layer's forward needs only until it returns (the fp32 values whose bf16
+  // rounding alone is saved, Backend::bf16_storage: FFN hidden layer, attention's q, k, v and context),
+  // reset by that layer. Null: none.
   tensor::Arena* temporaries = nullptr;
+
+  // Where a layer that saves for backward puts the fp32 values it saves only rounded: `temporaries` when
+  // the backend stores bf16 activations now, else null (save fp32 as usual).
+  tensor::Arena* bf16_temporaries(const backend::Backend& be) const {
+    return temporaries && be.bf16_storage() ? temporaries : nullptr;
+  }
 
   // The rate to use: `rate` in training, 0 in evaluation / inference.
   float rate(float rate) const { return dropout ? rate : 0.0f; }
