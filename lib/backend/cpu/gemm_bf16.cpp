@@ -109,9 +109,6 @@ const float* widen(std::vector<float>& wide, const void* x16, int64_t n) {
 void CpuBackend::gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A,
                                    int64_t lda, bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C,
                                    int64_t ldc) {
-  // A stored operand is dense: its row stride is its stored row length.
-  if ((a16 && lda != (trans_a ? M : K)) || (b16 && ldb != (trans_b ? K : N)))
-    throw InternalError("gemm_bf16_operand: a bf16 operand must be dense");
   gemm_batched_bf16_operand(trans_a, trans_b, 1, 1, M, N, K, alpha, A, {0, 0, lda}, a16, B, {0, 0, ldb}, b16, beta,
                             C, {0, 0, ldc});
 }
@@ -123,7 +120,7 @@ void CpuBackend::gemm_batched_bf16_operand(bool trans_a, bool trans_b, int batch
   if (!bf16_storage()) throw InternalError("gemm_bf16_operand outside a bf16 training step");
   const int64_t a_rows = trans_a ? K : M, a_cols = trans_a ? M : K, b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
   auto dense = [&](MatrixStrides s, int64_t rows, int64_t cols) {
-    return s.ld == cols && (batch2 == 1 || s.batch2 == rows * cols) && (batch1 == 1 || s.batch1 == batch2 * rows * cols);
+    return Bf16OperandCache::Layout{nullptr, batch1, batch2, rows, cols, s}.dense();
   };
   if ((a16 && !dense(as, a_rows, a_cols)) || (b16 && !dense(bs, b_rows, b_cols)))
     throw InternalError("gemm_bf16_operand: a bf16 operand must be dense");
