@@ -17,8 +17,11 @@
 #   THREADS      2 (default)
 # environment:
 #   ROUNDS=2          tt/torch pairs per preset (at least 2)
-#   PEAK=390          oneDNN GEMM GFLOP/s to compare with (fp32, or bf16 with --precision bf16);
-#                     PEAK=measure builds and runs ../shared/bench/gemm_peak.cpp on the training shapes
+#   PEAK=measure      oneDNN GEMM GFLOP/s that "% peak" compares with: by default measured first (~20 s) by
+#                     ../shared/bench/gemm_peak.cpp --quick on the d=512 training shapes, the best fp32 variant,
+#                     or the best bf16 one with --precision bf16, so that it fits the machine and its ISA (the
+#                     same figure would be ~210 fp32 / ~400 bf16 on 2 Zen 4 cores, ~900–1,500 bf16 on an AMX Xeon);
+#                     PEAK=N takes N instead
 #   TT_TRAIN=...      the tt-train binary (default: build/bin/tt-train, then build-*/bin/tt-train)
 #   ANCHOR_DIR=...    where run_anchor.sh lives (default: /work/shared/bench, or ../shared/bench)
 set -euo pipefail
@@ -46,7 +49,7 @@ presets=${presets//,/ }
 threads=${2:-2}
 rounds=${ROUNDS:-2}
 ((rounds >= 2)) || rounds=2
-peak=${PEAK:-390}
+peak=${PEAK:-measure}
 
 for dir in "${ANCHOR_DIR:-}" /work/shared/bench ../shared/bench; do
   if [[ -n $dir && -x $dir/run_anchor.sh ]]; then anchor_dir=$(cd "$dir" && pwd); break; fi
@@ -66,7 +69,8 @@ trap 'rm -rf "$work"' EXIT
 
 if [[ $peak == measure ]]; then
   echo "train_speed: measuring the oneDNN GEMM peak ($threads threads)..." >&2
-  g++ -O3 -march=native -std=c++17 "$anchor_dir/gemm_peak.cpp" -o "$work/gemm_peak" -ldnnl -fopenmp
+  # No -march=native: oneDNN picks its kernels at run time, and the timed code is all oneDNN's.
+  g++ -O3 -std=c++17 "$anchor_dir/gemm_peak.cpp" -o "$work/gemm_peak" -ldnnl -fopenmp
   # Best fp32 variant (sgemm or f32 matmul primitive), or best bf16 one, over the d=512 training shapes.
   peak=$(OMP_NUM_THREADS=$threads "$work/gemm_peak" --quick |
     awk -v p="$precision" '$1 ~ /^[0-9]+$/ && (p == "bf16" ? $4 ~ /^mm_bf16/ : ($4 ~ /^sgemm/ || $4 ~ /^mm_f32/)) &&
