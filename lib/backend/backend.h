@@ -91,8 +91,8 @@ class Backend {
   // Activations stored only in bf16 (halving their memory) when every reader rounds them anyway: the FFN
   // hidden layer, read by fc2's two products and, for its sign, by relu_dropout_backward; attention's
   // q, k, v and weights after dropout, read only by the attention products, and its context, read by the
-  // output projection's two products. True only inside a bf16 training step on a backend that implements the calls below (the
-  // defaults of the primitives throw; the attention pair composes them).
+  // output projection's two products. True only inside a bf16 training step on a backend that implements
+  // the calls below (the defaults of the primitives throw; the attention pair composes them).
   virtual bool bf16_storage() const { return false; }
   // y16 = bf16(x), rounded as a bf16 product rounds its fp32 operands: x a [batch1, batch2] grid of
   // [rows, cols] matrices at strides s, y16 dense [batch1, batch2, rows, cols] (attention's [B, T, H, Dh]

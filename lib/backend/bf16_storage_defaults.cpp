@@ -82,7 +82,7 @@ void Backend::attention_backward_bf16(float* dq, int64_t lddq, float* dk, int64_
                             ps, stored, dctx, dcs, false, 0.0f, dv, heads(Tk, lddv, Dh));
   forget_bf16_operand(dctx);
   if (!stored) forget_bf16_operand(probs);
-  if (p > 0) dropout_backward(dprobs, dprobs, n_scores, p, key);
+  if (stored) dropout_backward(dprobs, dprobs, n_scores, p, key);
   keep_bf16_operand(dprobs, n_scores);  // before its producer, as the probabilities
   attention_softmax_backward(dprobs, probs, B, H, Tq, Tk, scale);
   // dQ = dS K ; dK = dS^T Q

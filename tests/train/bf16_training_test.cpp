@@ -249,7 +249,7 @@ TEST_CASE("bf16: a step through held weights and kept copies gives the bits of o
   });
 }
 
-TEST_CASE("bf16: a step saves the FFN hidden layer and attention's q, k, v and context only in bf16",
+TEST_CASE("bf16: a step saves the FFN hidden layer and attention's q, k, v, dropped weights and context only in bf16",
           "[trainer][bf16]") {
   // Every reader of the hidden layer (fc2's two products, the ReLU/dropout mask), of q, k, v (the attention
   // products, as are the weights after dropout) and of the context (the output projection's two products)

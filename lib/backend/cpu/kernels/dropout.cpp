@@ -31,8 +31,8 @@ void dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const fl
     int count = static_cast<int>(std::min<int64_t>(kChunk, n - i0));
     float* out = y ? y + i0 : piece;
     const uint32_t* w = dropout_words(buf, i0, count, key);
-#pragma omp simd
-    for (int k = 0; k < count; ++k) out[k] = x[i0 + k] * (util::uniform01(w[k]) >= p ? s : 0.0f);  // branch-free: vectorises
+#pragma omp simd  // branch-free: vectorises
+    for (int k = 0; k < count; ++k) out[k] = x[i0 + k] * (util::uniform01(w[k]) >= p ? s : 0.0f);
     if (y16) to_bf16_row(y16 + i0, out, count);
   }
 }
