@@ -77,6 +77,8 @@ if [[ $peak == measure ]]; then
       $6+0 > best { best = $6+0 } END { printf "%.0f", best }')
   echo "train_speed: GEMM peak $peak GFLOP/s" >&2
 fi
+[[ $peak =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v p="$peak" 'BEGIN { exit !(p > 0) }' ||
+  { echo "train_speed: no GEMM peak ('$peak'); set PEAK=N (GFLOP/s)" >&2; exit 1; }
 
 if [[ $anchor == pypi ]]; then anchor_cmd=("$anchor_dir/run_anchor_pypi.sh"); else anchor_cmd=("$anchor_dir/run_anchor.sh"); fi
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
