@@ -103,7 +103,7 @@ CheckpointSelection select_best_checkpoints(const std::string& run_dir, int n, c
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
       if (!terminated) {
         notes.push_back(where + ": unterminated last line (a crash mid-write?) passed over");
         break;

@@ -30,7 +30,7 @@ nlohmann::json read_json(const std::string& path, const std::string& hint) {
   if (!in) throw IoError("cannot open " + path, hint);
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw FormatError(path + ": not valid JSON (" + e.what() + ")");
   }
 }

@@ -154,7 +154,7 @@ TrainerState load_trainer_state(const std::string& checkpoint_dir) {
   if (!in) throw IoError("cannot open " + path);
   try {
     return trainer_state_from_json(nlohmann::json::parse(in), path);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw FormatError(path + ": not valid JSON (" + e.what() + ")");
   }
 }

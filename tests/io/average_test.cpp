@@ -345,6 +345,10 @@ TEST_CASE("select --best: a malformed log is an error naming file:line, a torn l
   CHECK_THROWS_AS(tt::io::select_best_checkpoints(run, 1), tt::FormatError);
   CHECK_THROWS_WITH(tt::io::select_best_checkpoints(run, 1), Catch::Contains(run + "/log.jsonl:2"));
 
+  // A whole line whose number overflows a double is malformed too (nlohmann's out_of_range).
+  tmp.write("run/log.jsonl", valid_line(100, 20.0) + R"({"type":"valid","step":200,"bleu":1e999})" "\n");
+  CHECK_THROWS_WITH(tt::io::select_best_checkpoints(run, 1), Catch::Contains(run + "/log.jsonl:2"));
+
   tmp.write("run/log.jsonl", valid_line(100, 20.0) + valid_line(200, 21.0) + R"({"type":"valid","st)");
   auto s = tt::io::select_best_checkpoints(run, 1);
   CHECK(steps_of(s) == std::vector<int64_t>{200});

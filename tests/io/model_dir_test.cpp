@@ -128,6 +128,9 @@ TEST_CASE("a bad config.json is an error naming the file", "[model_dir]") {
   const std::string path = tmp.file("config.json");
   tmp.write("config.json", "{ not json");
   CHECK_THROWS_WITH(tt::io::load_model_config(tmp.path()), Catch::Contains(path) && Catch::Contains("JSON"));
+  tmp.write("config.json", R"({"model": {"d_model": 1e999}})");  // number overflow: out_of_range, not parse_error
+  CHECK_THROWS_AS(tt::io::load_model_config(tmp.path()), tt::FormatError);
+  CHECK_THROWS_WITH(tt::io::load_model_config(tmp.path()), Catch::Contains(path) && Catch::Contains("JSON"));
   tmp.write("config.json", R"({"d_model": 128})");
   CHECK_THROWS_WITH(tt::io::load_model_config(tmp.path()), Catch::Contains(path) && Catch::Contains("\"model\""));
   auto j = nlohmann::json{{"model", tt::nn::to_json(tiny_config())}};

@@ -2,6 +2,7 @@
 // pruning that spares run/best, and entries that are not checkpoints.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "backend/backend.h"
 #include "io/model_dir.h"
@@ -105,6 +106,11 @@ TEST_CASE("a checkpoint is a model directory plus optimizer and trainer state, a
   tt::nn::Transformer bigger(other, *backend);
   tt::train::Adam adam3(bigger.params());
   CHECK_THROWS_WITH(tt::train::load_optimizer(dir, adam3), Catch::Contains("optimizer.safetensors"));
+
+  // A trainer state whose number overflows a double (nlohmann's out_of_range) is a FormatError naming it.
+  std::ofstream(fs::path(dir) / tt::train::trainer_state_file_name) << R"({"step": 1e999})";
+  CHECK_THROWS_AS(tt::train::load_trainer_state(dir), tt::FormatError);
+  CHECK_THROWS_WITH(tt::train::load_trainer_state(dir), Catch::Contains("trainer.json"));
 }
 
 TEST_CASE("links are replaced atomically, pruning keeps the last K and whatever best or last points to",
