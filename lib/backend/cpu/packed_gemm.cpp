@@ -118,14 +118,22 @@ PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t l
   w.sample = std::move(sample);
   for (int c0 = 0; c0 < N; c0 += kBlockCols) {
     const int width = std::min(kBlockCols, N - c0);
-    Kernel* k = kernel(K, width, lda, type, kInt8TileRows);  // the weights layout (same for every height)
+    Kernel* k = kernel(K, width, lda, type, kInt8TileRows);  // the main tiles' layout (layout_for adds others)
     if (!k) return nullptr;
     Block b{c0, width, {}, {}};
-    b.weights = pack_block(*k, B + c0 * ldb, K, width, ldb, type, b.scales);
+    b.packed.push_back(pack_block(*k, B + c0 * ldb, K, width, ldb, type, b.scales));
     w.blocks.push_back(std::move(b));
   }
   if (weights_.size() >= 1024) weights_.clear();  // bound the cache (a model has a few hundred matrices)
   return &(weights_[key] = std::move(w));
+}
+
+size_t PackedGemm::layout_for(Block& b, const Kernel& k, const float* B, int K, int64_t ldb, Operands type) {
+  for (size_t i = 0; i < b.packed.size(); ++i)
+    if (b.packed[i].get_desc() == k.b_md) return i;
+  std::vector<float> scales;  // the same quantization as the first copy's
+  b.packed.push_back(pack_block(k, B + b.c0 * ldb, K, b.width, ldb, type, scales));
+  return b.packed.size() - 1;
 }
 
 void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
@@ -149,11 +157,12 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
   const std::vector<Tile> tiles = tiling(M, type);
   const int heights[2] = {tiles.front().height, tiles.back().height};
   std::vector<Kernel*> kernels;  // [block][0: main height, 1: tail height]
-  for (const Block& b : w->blocks)
+  std::vector<size_t> layouts;   // the same: which of the block's packed copies the kernel takes
+  for (Block& b : w->blocks)
     for (int height : heights) {
       kernels.push_back(kernel(K, b.width, lda, type, height));
       if (!kernels.back()) return false;
-      if (kernels.back()->b_md != b.weights.get_desc()) return false;  // the packed layout must fit
+      layouts.push_back(layout_for(b, *kernels.back(), B, K, ldb, type));
     }
   const int64_t padded_rows = tiles.back().r0 + tiles.back().height;
   const Tile& last = tiles.back();
@@ -201,11 +210,12 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         const size_t bi = static_cast<size_t>(item / n_tiles);
         const Tile& tile = tiles[static_cast<size_t>(item % n_tiles)];
         const Block& b = w->blocks[bi];
-        Kernel* k = kernels[2 * bi + (tile.height == heights[0] ? 0 : 1)];
+        const size_t ki = 2 * bi + (tile.height == heights[0] ? 0 : 1);
+        Kernel* k = kernels[ki];
         if (k != bound || bi != bound_block) {
           am = memory(k->a_md, engine_, nullptr);
           cm = memory(k->c_md, engine_, c);
-          args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b.weights}, {DNNL_ARG_DST, cm}};
+          args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b.packed[layouts[ki]]}, {DNNL_ARG_DST, cm}};
           if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
           bound = k;
           bound_block = bi;

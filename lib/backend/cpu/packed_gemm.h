@@ -61,7 +61,9 @@ class PackedGemm {
  private:
   struct Block {
     int c0 = 0, width = 0;
-    dnnl::memory weights;       // packed [K, width]
+    // Packed [K, width], one copy per layout its kernels ask for: usually one, but int8's 4-row tail can
+    // get a VNNI kernel (weights with s8 compensation) where the 16-row tiles get AMX (measured: Xeon, 2.6).
+    std::vector<dnnl::memory> packed;
     std::vector<float> scales;  // int8: [width], the columns' scales
   };
   struct Weights {
@@ -86,6 +88,8 @@ class PackedGemm {
   static std::vector<float> fingerprint(const float* B, int N, int K, int64_t ldb);
   dnnl::memory pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, Operands type,
                           std::vector<float>& scales);
+  // The index in b.packed of the copy in k's layout, packed now if there is none yet.
+  size_t layout_for(Block& b, const Kernel& k, const float* B, int K, int64_t ldb, Operands type);
   void prepare_threads(int nt, size_t scratch_bytes);
 
   dnnl::engine& engine_;
