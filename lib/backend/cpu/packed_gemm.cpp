@@ -157,7 +157,7 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
   const std::vector<Tile> tiles = tiling(M, type);
   const int heights[2] = {tiles.front().height, tiles.back().height};
   std::vector<Kernel*> kernels;  // [block][0: main height, 1: tail height]
-  std::vector<size_t> layouts;   // the same: which of the block's packed copies the kernel takes
+  std::vector<size_t> layouts;   // indexed like kernels: the copy in b.packed that kernel reads
   for (Block& b : w->blocks)
     for (int height : heights) {
       kernels.push_back(kernel(K, b.width, lda, type, height));

@@ -62,7 +62,7 @@ class PackedGemm {
   struct Block {
     int c0 = 0, width = 0;
     // Packed [K, width], one copy per layout its kernels ask for: usually one, but int8's 4-row tail can
-    // get a VNNI kernel (weights with s8 compensation) where the 16-row tiles get AMX (measured: Xeon, 2.6).
+    // get a VNNI kernel (weights with s8 compensation) where the 16-row tiles get AMX (oneDNN 2.6, Xeon).
     std::vector<dnnl::memory> packed;
     std::vector<float> scales;  // int8: [width], the columns' scales
   };
