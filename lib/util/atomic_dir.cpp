@@ -25,7 +25,13 @@ void fsync_path(const std::string& path) {
 
 AtomicDirectory::AtomicDirectory(std::string target) : target_(std::move(target)) {
   while (target_.size() > 1 && target_.back() == '/') target_.pop_back();
+  const std::string named = target_;
+  target_ = follow_symlinks(target_);  // a link to a directory stays a link; the directory is replaced
   std::error_code ec;
+  const fs::file_status status = fs::symlink_status(target_, ec);  // (ec: a missing target is fine)
+  ec.clear();
+  if (fs::exists(status) && !fs::is_directory(status))
+    throw IoError(named + ": exists and is not a directory", "give a new path or an existing model directory");
   const fs::path parent = fs::path(target_).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) throw IoError("cannot create directory " + parent.string() + ": " + ec.message());

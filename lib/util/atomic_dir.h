@@ -6,6 +6,8 @@
 // cannot swap, the old one is first renamed aside and the new one renamed in: its contents are never
 // lost before the new directory is complete. A target that did not exist when the AtomicDirectory was
 // made and appears while the new one is written is never replaced: commit() refuses (IoError).
+// A symlink as the target is followed (the directory it names is replaced, the link stays); an existing
+// target that is not a directory (a file, a FIFO, a device) is refused, never replaced.
 #pragma once
 
 #include <string>

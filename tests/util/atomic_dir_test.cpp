@@ -90,3 +90,28 @@ TEST_CASE("AtomicDirectory: an unwritable parent is an IoError naming it", "[uti
   }
   CHECK_THROWS_AS(tt::util::AtomicDirectory("/proc/tt-test-model"), tt::IoError);
 }
+
+TEST_CASE("AtomicDirectory through a symlink replaces the directory it names and keeps the link", "[util][atomic_dir]") {
+  TmpDir tmp;
+  fs::create_directory(tmp.file("real"));
+  std::ofstream(tmp.file("real/old.txt")) << "old";
+  fs::create_symlink("real", tmp.file("link"));
+  tt::util::AtomicDirectory dir(tmp.file("link"));
+  std::ofstream(dir.file("new.txt")) << "new";
+  dir.commit();
+  CHECK(fs::is_symlink(fs::symlink_status(tmp.file("link"))));
+  CHECK(slurp(tmp.file("real/new.txt")) == "new");
+  CHECK_FALSE(fs::exists(tmp.file("real/old.txt")));
+}
+
+TEST_CASE("AtomicDirectory refuses a target that is not a directory, and leaves it as it was", "[util][atomic_dir]") {
+  TmpDir tmp;
+  const std::string file = tmp.write("model", "a file");
+  CHECK_THROWS_WITH(tt::util::AtomicDirectory(file), Catch::Contains(file) && Catch::Contains("not a directory"));
+  CHECK(slurp(file) == "a file");
+  const std::string device_link = tmp.file("null");
+  fs::create_symlink("/dev/null", device_link);
+  CHECK_THROWS_WITH(tt::util::AtomicDirectory(device_link), Catch::Contains("not a directory"));
+  CHECK(fs::is_symlink(fs::symlink_status(device_link)));
+  CHECK(entries(tmp.path()) == 2);  // no temporary left
+}
