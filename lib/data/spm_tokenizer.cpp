@@ -9,6 +9,7 @@
 
 #include "data/spm_status.h"
 #include "util/error.h"
+#include "util/file_kind.h"
 
 namespace tt::data {
 
@@ -18,6 +19,9 @@ namespace {
 // not ifstream: libstdc++'s filebuf throws "basic_filebuf::underflow" on a read error (a directory, EIO)
 // without naming the file.
 std::string read_model_bytes(const std::string& path) {
+  if (util::is_special_file(path))  // a FIFO would hang the reader
+    throw IoError(path + ": is " + util::file_kind(path) + ", expected a SentencePiece model file",
+                  "pass the PREFIX.model file written by 'tt-tokenize train' (or spm_train)");
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) {
     throw IoError(path + ": cannot open SentencePiece model: " + std::strerror(errno),

@@ -236,6 +236,11 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
       if (o.sampling ? detail::sample_step(s, best_of, attention, S, o, ids) : advance(s, best_of, attention, S, o, ids)) {
         sort_finished(s.finished);
         s.finished.resize(std::min(s.finished.size(), static_cast<size_t>(o.nbest)));
+        // Every continuation was non-finite (weights that overflow): an empty line, scored -inf, for the
+        // translator to warn about; the output keeps a line for every line in.
+        if (s.finished.empty())
+          s.finished.push_back(Hypothesis{{}, kNegInf, kNegInf,
+                                          std::vector<float>(o.attention ? static_cast<size_t>(s.source_size) : 0, 0.0f)});
         results[s.index] = std::move(s.finished);
         continue;
       }

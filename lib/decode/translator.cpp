@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <thread>
@@ -214,6 +215,9 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
     std::string text;
     const auto& hyps = results[i];
     const int source_size = static_cast<int>(p.source.size());
+    if (p.translate && hyps.front().log_prob == -std::numeric_limits<float>::infinity() && out.warn)
+      out.warn("line " + std::to_string(p.line) +
+               ": the model gave no finite score to any continuation (its weights overflow); the line is left empty");
     if (out.hypotheses) out.hypotheses(p.line, p.source, p.translate ? hyps : std::vector<Hypothesis>(1));
     if (nbest) {
       const size_t n = p.translate ? hyps.size() : 1;

@@ -198,13 +198,9 @@ AverageResult average_model_dirs(const std::string& out_given, const std::vector
     sum.assign(numel, 0.0);
     for (auto& reader : readers) {
       reader->read_raw(reader->get(entries[t].name), buffer.data());
-      for (size_t k = 0; k < numel; ++k) {
-        if (!std::isfinite(buffer[k]))
-          throw FormatError(reader->path() + ": tensor '" + entries[t].name + "' holds a non-finite value at index " +
-                                std::to_string(k),
-                            "the checkpoint diverged; leave it out of the average");
-        sum[k] += buffer[k];
-      }
+      require_finite(buffer.data(), entries[t].shape, reader->path(), entries[t].name,
+                     "the checkpoint diverged; leave it out of the average");
+      for (size_t k = 0; k < numel; ++k) sum[k] += buffer[k];
     }
     means[t].resize(numel);
     for (size_t k = 0; k < numel; ++k) means[t][k] = static_cast<float>(sum[k] / n);

@@ -10,6 +10,7 @@
 #include "util/atomic_dir.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/file_kind.h"
 #include "util/version.h"
 
 namespace tt::io {
@@ -26,6 +27,8 @@ std::string join(const std::string& dir, const char* name) { return (std::filesy
 
 // The JSON in `path`; an unreadable file is an IoError with `hint`, bad JSON a FormatError naming the file.
 nlohmann::json read_json(const std::string& path, const std::string& hint) {
+  if (util::is_special_file(path))  // a FIFO would hang the reader
+    throw IoError(path + ": is " + util::file_kind(path) + ", expected a JSON file");
   std::ifstream in(path);
   if (!in) throw IoError("cannot open " + path, hint);
   try {
@@ -74,6 +77,8 @@ void load_parameters(const std::string& path, const nn::ParameterSet& params) {
   for (const auto& p : params.all()) {
     const TensorEntry& e = reader.expect(p.name, StDType::f32, dims(p.shape));
     reader.read_raw(e, host.data() + p.offset);
+    require_finite(host.data() + p.offset, e.shape, path, p.name,
+                   "the weights are damaged or the training diverged; use another checkpoint");
   }
   ops::upload(params.values(), host);
 }
@@ -102,6 +107,14 @@ nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full) 
   nlohmann::json j = read_json(path, "is " + dir + " a tt model directory (config.json + model.safetensors)?");
   if (!j.is_object() || !j.contains("model"))
     throw FormatError(path + ": no \"model\" section", "a tt config.json holds the architecture under \"model\"");
+  // A model's shape has no default: a missing size would fall back to a preset's and then blame the
+  // weights' shapes for it.
+  if (j["model"].is_object())
+    for (const char* key : {"vocab_size_src", "vocab_size_tgt", "d_model", "d_ff", "heads", "n_layers_enc",
+                            "n_layers_dec"})
+      if (!j["model"].contains(key))
+        throw FormatError(path + ": the \"model\" section has no \"" + key + "\"",
+                          "every tt model's config.json names its sizes; restore the file the model was saved with");
   const nn::ModelConfig config = config_from(j["model"], {}, true, path);
   if (full) *full = std::move(j);
   return config;

@@ -5,6 +5,7 @@
 #include "io/model_dir.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/file_kind.h"
 
 namespace fs = std::filesystem;
 
@@ -13,6 +14,7 @@ namespace tt::io {
 namespace {
 
 void copy_into(const std::string& from, const std::string& to) {
+  util::require_regular_file(from, "a SentencePiece model");  // copy_file's own error for these says "Success"
   const std::string temp = util::temp_path_beside(to);
   std::error_code ec;
   fs::copy_file(from, temp, fs::copy_options::overwrite_existing, ec);
@@ -48,12 +50,30 @@ VocabFiles vocab_files(const std::string& dir, const nlohmann::json& config) {
     if (name == vocab->end() || !name->is_string() || name->get<std::string>().empty())
       throw FormatError(where + ": \"vocab\" has no \"" + std::string(side) + "\" file name");
     const std::string path = (fs::path(dir) / name->get<std::string>()).string();
+    if (util::is_special_file(path))  // a FIFO would hang the reader
+      throw IoError(path + ": is " + util::file_kind(path) + ", expected a SentencePiece model file");
     if (!fs::is_regular_file(path))
       throw FormatError(where + ": the " + std::string(side) + " SentencePiece model " + path + " is missing",
                         "copy the .model file back into the model directory");
     (std::string(side) == "source" ? files.source : files.target) = path;
   }
   return files;
+}
+
+void check_vocab_size(const data::SpmTokenizer& spm, int model_vocab, const std::string& side, const std::string& owner) {
+  if (spm.piece_size() == model_vocab) return;
+  throw FormatError(owner + ": the " + side + " SentencePiece model " + spm.path() + " has " +
+                        std::to_string(spm.piece_size()) + " pieces, but the model's " + side + " vocabulary has " +
+                        std::to_string(model_vocab) + " ids",
+                    "use the SentencePiece model the model was trained with");
+}
+
+ModelTokenizers load_tokenizers(const std::string& dir, const nlohmann::json& config_json, const nn::ModelConfig& config) {
+  const VocabFiles files = vocab_files(dir, config_json);
+  ModelTokenizers t{data::SpmTokenizer::load(files.source), data::SpmTokenizer::load(files.target)};
+  check_vocab_size(t.source, config.vocab_size_src, "source", dir);
+  check_vocab_size(t.target, config.vocab_size_tgt, "target", dir);
+  return t;
 }
 
 }  // namespace tt::io

@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "data/spm_tokenizer.h"
+#include "nn/config.h"
+
 namespace tt::io {
 
 struct VocabFiles {
@@ -22,5 +25,16 @@ nlohmann::json copy_vocab_files(const std::string& dir, const std::string& sourc
 // The SentencePiece model paths of model directory `dir`, from its config.json (`config`, as loaded).
 // A missing "vocab" section or file is a tt::FormatError naming config.json and what to do.
 VocabFiles vocab_files(const std::string& dir, const nlohmann::json& config);
+
+// A SentencePiece model must have exactly as many pieces as the model side it serves has ids: another
+// one gives nonsense or an out-of-range id mid-stream. Throws tt::FormatError naming the file, `owner`
+// (the model directory or option it belongs to) and both sizes. `side` is "source" or "target".
+void check_vocab_size(const data::SpmTokenizer& spm, int model_vocab, const std::string& side, const std::string& owner);
+
+// The model directory's SentencePiece models, loaded and checked against `config`'s vocabulary sizes.
+struct ModelTokenizers {
+  data::SpmTokenizer source, target;
+};
+ModelTokenizers load_tokenizers(const std::string& dir, const nlohmann::json& config_json, const nn::ModelConfig& config);
 
 }  // namespace tt::io

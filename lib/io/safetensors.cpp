@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -9,6 +10,7 @@
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/file_kind.h"
 
 namespace tt::io {
 
@@ -98,6 +100,20 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
   file.commit();
 }
 
+void require_finite(const float* values, const std::vector<int64_t>& shape, const std::string& path,
+                    const std::string& tensor, const std::string& hint) {
+  size_t numel = 1;
+  for (int64_t d : shape) numel *= static_cast<size_t>(d);
+  for (size_t k = 0; k < numel; ++k) {
+    if (std::isfinite(values[k])) continue;
+    std::string where = "index " + std::to_string(k);
+    if (shape.size() == 2)
+      where += " (row " + std::to_string(k / shape[1]) + ", column " + std::to_string(k % shape[1]) + ")";
+    const char* value = std::isnan(values[k]) ? "nan" : values[k] > 0 ? "inf" : "-inf";
+    throw FormatError(path + ": tensor '" + tensor + "' holds a non-finite value (" + value + ") at " + where, hint);
+  }
+}
+
 // ---- reader -------------------------------------------------------------------------------------------
 
 void SafetensorsReader::fail(const std::string& message) const {
@@ -106,7 +122,8 @@ void SafetensorsReader::fail(const std::string& message) const {
 
 SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec)) throw IoError(path_ + ": is a directory, expected a .safetensors file");
+  // A FIFO would hang the reader, a device never end: weights are read from regular files only.
+  util::require_regular_file(path_, "a .safetensors file");
   in_.open(path_, std::ios::binary);
   if (!in_) throw IoError("cannot open " + path_ + ": " + std::strerror(errno));
   const uint64_t file_size = std::filesystem::file_size(path_, ec);

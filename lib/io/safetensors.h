@@ -30,6 +30,12 @@ struct TensorRef {
 void write_safetensors(const std::string& path, const std::vector<TensorRef>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
+// Throws tt::FormatError naming `path`, `tensor`, the index (and row, column of a matrix) and the value
+// of the first NaN or infinity in `values` (`shape` as stored). A non-finite weight makes every score
+// that reads it NaN; refused at load, it never reaches the search.
+void require_finite(const float* values, const std::vector<int64_t>& shape, const std::string& path,
+                    const std::string& tensor, const std::string& hint);
+
 struct TensorEntry {
   std::string name;
   StDType dtype = StDType::f32;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "backend/backend.h"
@@ -37,6 +38,7 @@ class ToyScorer final : public decode::StepScorer {
  public:
   int steps = 0;
   std::vector<int> rows_per_step;
+  int nan_from_step = 0;  // > 0: every score of that step and later is NaN (a damaged model)
   int vocab_size() const override { return 6; }
   int max_positions() const override { return 50; }
   void start(const std::vector<std::vector<int32_t>>& sources, int, int) override {
@@ -62,6 +64,7 @@ class ToyScorer final : public decode::StepScorer {
         p[3] = 0.0f;
       }
     }
+    if (nan_from_step > 0 && steps >= nan_from_step) lp.assign(lp.size(), std::nanf(""));
     if (attention) attention->assign(tokens.size() * 2, 0.5f);
     return tensor::Tensor::from_host(*backend_, tensor::Shape{static_cast<int64_t>(tokens.size()), 6}, lp);
   }
@@ -186,4 +189,37 @@ TEST_CASE("search options out of range are errors naming the option", "[decode][
   o.nbest = 1;
   o.max_len_b = -1;
   CHECK_THROWS_WITH(decode::search(toy, {{4, 3}}, o), Catch::Contains("b >= 0"));
+}
+
+TEST_CASE("scores that are all NaN end the line with an empty hypothesis of score -inf, never a crash",
+          "[decode][search]") {
+  for (const int from_step : {1, 2}) {
+    for (const int beam : {1, 2, 4}) {
+      for (const bool sampling : {false, true}) {
+        ToyScorer toy;
+        toy.nan_from_step = from_step;
+        SearchOptions o;
+        o.beam = beam;
+        o.nbest = beam;
+        o.sampling = sampling;
+        o.attention = true;
+        CAPTURE(from_step, beam, sampling);
+        const auto r = decode::search(toy, {{4, 3}, {5, 3}}, o);
+        REQUIRE(r.size() == 2);
+        for (const auto& hyps : r) {
+          REQUIRE_FALSE(hyps.empty());
+          // A beam of 4 (its 4 best include </s>) can end a hypothesis in </s> (log-probability -30) before the NaN step.
+          if (from_step == 2 && beam == 4 && !sampling) {
+            CHECK(hyps[0].score == Approx(-30.0f / decode::length_penalty(o.length_penalty, o.alpha, 1)));
+            continue;
+          }
+          REQUIRE(hyps.size() == 1);
+          CHECK(hyps[0].tokens.empty());
+          CHECK(hyps[0].score == -std::numeric_limits<float>::infinity());
+          CHECK(hyps[0].log_prob == -std::numeric_limits<float>::infinity());
+          CHECK(hyps[0].attention.size() == 2);  // one row (</s>) over the 2 source ids
+        }
+      }
+    }
+  }
 }

@@ -1,7 +1,12 @@
 // Model directories: parameters by name through safetensors (host <-> device), config.json, and the
 // errors for weights that do not fit the model.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
@@ -142,4 +147,56 @@ TEST_CASE("a bad config.json is an error naming the file", "[model_dir]") {
   tmp.write("config.json", j.dump());
   CHECK_THROWS_AS(tt::io::load_model_config(tmp.path()), tt::ConfigError);
   CHECK_THROWS_WITH(tt::io::load_model_config(tmp.path()), Catch::Contains(path) && Catch::Contains("heads (5)"));
+}
+
+TEST_CASE("a config.json without one of the model's sizes names the missing key", "[model_dir]") {
+  tt::test::TmpDir tmp;
+  for (const char* key : {"d_model", "heads", "vocab_size_tgt"}) {
+    auto j = nlohmann::json{{"model", tt::nn::to_json(tiny_config())}};
+    j["model"].erase(key);
+    tmp.write("config.json", j.dump());
+    CHECK_THROWS_WITH(tt::io::load_model_config(tmp.path()),
+                      Catch::Contains(tmp.file("config.json")) && Catch::Contains(std::string("\"") + key + "\""));
+  }
+}
+
+TEST_CASE("a non-finite weight is refused at load naming the file, the tensor and the position", "[model_dir]") {
+  auto backend = tt::backend::make_backend("cpu", 1);
+  tt::test::TmpDir dir;
+  tt::nn::ParameterSet saved, loaded;
+  declare(saved);
+  declare(loaded);
+  saved.allocate(*backend);
+  loaded.allocate(*backend);
+  const std::string path = dir.file("w.safetensors");
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+    fill(saved, 0.0f);
+    std::vector<float> q = saved[0].value.to_host_f32();  // [3, 5]
+    q[2 * 5 + 4] = bad;
+    backend->copy_from_host(saved[0].value.f32(), q.data(), q.size() * 4);
+    tt::io::save_parameters(path, saved);
+    CHECK_THROWS_AS(tt::io::load_parameters(path, loaded), tt::FormatError);
+    CHECK_THROWS_WITH(tt::io::load_parameters(path, loaded),
+                      Catch::Contains(path) && Catch::Contains("encoder.layers.0.self_attn.q_proj.weight") &&
+                          Catch::Contains("index 14 (row 2, column 4)") &&
+                          Catch::Contains(std::isnan(bad) ? "(nan)" : "(-inf)"));
+  }
+}
+
+TEST_CASE("model files that are not regular files are refused, never read (a FIFO would hang)", "[model_dir]") {
+  auto backend = tt::backend::make_backend("cpu", 1);
+  tt::test::TmpDir tmp;
+  tt::nn::ParameterSet p;
+  declare(p);
+  p.allocate(*backend);
+  const std::string weights = tmp.file("w.safetensors");
+  REQUIRE(::mkfifo(weights.c_str(), 0600) == 0);
+  CHECK_THROWS_AS(tt::io::load_parameters(weights, p), tt::IoError);
+  CHECK_THROWS_WITH(tt::io::load_parameters(weights, p), Catch::Contains(weights) && Catch::Contains("a FIFO"));
+  const std::string config = tmp.file("config.json");
+  REQUIRE(::mkfifo(config.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(tt::io::load_model_config(tmp.path()), Catch::Contains(config) && Catch::Contains("a FIFO"));
+  std::filesystem::remove(weights);
+  std::filesystem::create_symlink("/dev/zero", weights);
+  CHECK_THROWS_WITH(tt::io::load_parameters(weights, p), Catch::Contains("a character device"));
 }
