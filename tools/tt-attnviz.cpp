@@ -230,7 +230,7 @@ int attnviz_main(int argc, char** argv) {
 
   d.finish();
   if (!f.html.empty() && f.format == "alignment")
-    throw tt::ConfigError("--html draws attention maps; it does not combine with --format alignment");
+    throw tt::UsageError("--html draws attention maps; it does not combine with --format alignment");
   if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;
   if (f.max_sentences) {  // translate no more than needed (results do not depend on batching)
     o.window = 1;
@@ -242,9 +242,9 @@ int attnviz_main(int argc, char** argv) {
   const tt::nn::ModelConfig config = tt::io::load_model_config(f.model, &full);
   tt::nn::Transformer model(config, *backend, tt::nn::Usage::inference);
   tt::io::load_model_weights(f.model, model.params());
-  const tt::io::VocabFiles files = tt::io::vocab_files(f.model, full);
-  const auto src_spm = tt::data::SpmTokenizer::load(files.source);
-  const auto tgt_spm = tt::data::SpmTokenizer::load(files.target);
+  const tt::io::ModelTokenizers spm = tt::io::load_tokenizers(f.model, full, config);
+  const tt::data::SpmTokenizer& src_spm = spm.source;
+  const tt::data::SpmTokenizer& tgt_spm = spm.target;
   tt::decode::Translator translator({&model}, &src_spm, &tgt_spm, o);
 
   Visualizer viz(f, model, src_spm, tgt_spm, o.batch_size);
@@ -282,5 +282,5 @@ int attnviz_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   tt::cli::use_short_openmp_spin(argv);
-  return tt::cli::run_tool("tt-attnviz", argc, argv, &attnviz_main);
+  return tt::cli::run_filter("tt-attnviz", argc, argv, &attnviz_main);
 }

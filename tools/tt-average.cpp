@@ -9,6 +9,7 @@
 #include "cli/app.h"
 #include "cli/common_options.h"
 #include "cli/run_tool.h"
+#include "cli/validators.h"
 #include "io/average.h"
 #include "io/checkpoint_selection.h"
 #include "util/error.h"
@@ -40,10 +41,10 @@ int average_main(int argc, char** argv) {
       ->type_name("DIR");
   app.add_option("-o,--output", output, "Write the averaged model directory here")->required()->type_name("OUT");
   auto* last_option = app.add_option("--last", last, "Average the N latest checkpoints of the run")
-                          ->check(CLI::PositiveNumber)
+                          ->check(tt::cli::positive)
                           ->type_name("N");
   auto* best_option = app.add_option("--best", best, "Average the N checkpoints with the best validation BLEU")
-                          ->check(CLI::PositiveNumber)
+                          ->check(tt::cli::positive)
                           ->type_name("N");
   last_option->excludes(best_option);
   app.add_option("--log", log, "Validation log for --best (default: RUN_DIR/log.jsonl)")
@@ -60,6 +61,11 @@ int average_main(int argc, char** argv) {
   if (!from_run && dirs.empty()) usage_error("no model directories to average (or use --last N / --best N RUN_DIR)");
 
   std::error_code ec;
+  // A directory there would pass for a checkpoint of the run: the next --last N would average it.
+  const std::filesystem::path where = std::filesystem::weakly_canonical(std::filesystem::absolute(output), ec);
+  if (where.parent_path().filename() == "checkpoints")
+    usage_error("-o " + output + " lies inside a training run's checkpoints/ folder, where it would pass for a "
+                "checkpoint; write the average beside the run instead");
   if (!force && std::filesystem::exists(std::filesystem::symlink_status(output, ec)))
     throw tt::IoError("output directory " + output + " already exists",
                       "choose a new directory, or pass --force to replace it");

@@ -312,4 +312,4 @@ int bleu_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return tt::cli::run_tool("tt-bleu", argc, argv, &bleu_main); }
+int main(int argc, char** argv) { return tt::cli::run_filter("tt-bleu", argc, argv, &bleu_main); }

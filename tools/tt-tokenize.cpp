@@ -258,4 +258,4 @@ int tokenize_main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return tt::cli::run_tool("tt-tokenize", argc, argv, &tokenize_main); }
+int main(int argc, char** argv) { return tt::cli::run_filter("tt-tokenize", argc, argv, &tokenize_main); }

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -88,19 +90,19 @@ int translate_main(int argc, char** argv) {
   tt::cli::add_quiet_flag(app, common);
   tt::cli::parse(app, argc, argv);
 
+  if (o.search.nbest > o.search.beam)
+    throw tt::UsageError("--nbest " + std::to_string(o.search.nbest) + " exceeds --beam " +
+                         std::to_string(o.search.beam), "raise --beam to at least --nbest");
   d.finish();
   o.search.seed = common.seed;
   o.input_format = tt::decode::parse_text_format(f.input_format);
   o.output_format = tt::decode::parse_text_format(f.output_format);
   o.alignment = tt::decode::parse_alignment_format(f.alignment);
-  if (o.search.nbest > o.search.beam)
-    throw tt::ConfigError("--nbest " + std::to_string(o.search.nbest) + " exceeds --beam " +
-                          std::to_string(o.search.beam), "raise --beam to at least --nbest");
   if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;  // interactive: line at a time
 
   const int threads = tt::cli::resolve_threads(common.threads);
   if (f.workers > threads)
-    throw tt::ConfigError("--workers " + std::to_string(f.workers) + " exceeds --threads " + std::to_string(threads),
+    throw tt::UsageError("--workers " + std::to_string(f.workers) + " exceeds --threads " + std::to_string(threads),
                           "give each worker at least one thread: raise --threads or lower --workers");
   std::vector<tt::nn::ModelConfig> configs;
   std::vector<nlohmann::json> full_configs(f.models.size());
@@ -137,12 +139,16 @@ int translate_main(int argc, char** argv) {
     if (!needs_spm) continue;
     const tt::io::VocabFiles files = tt::io::vocab_files(f.models[i], full);
     if (i == 0) {
-      vocab.source = tt::data::SpmTokenizer::load(files.source);
-      vocab.target = tt::data::SpmTokenizer::load(files.target);
+      tt::io::ModelTokenizers spm = tt::io::load_tokenizers(f.models[i], full, configs[i]);
+      vocab.source.emplace(std::move(spm.source));
+      vocab.target.emplace(std::move(spm.target));
       target_spm_bytes = file_bytes(files.target);
     } else if (file_bytes(files.target) != target_spm_bytes) {
       throw tt::ConfigError(f.models[i] + ": its target SentencePiece model differs from " + f.models[0] + "'s",
                             "ensemble only models trained with the same target vocabulary");
+    } else {  // every member reads the first one's source pieces and writes its target ids
+      tt::io::check_vocab_size(*vocab.source, configs[i].vocab_size_src, "source", f.models[i]);
+      tt::io::check_vocab_size(*vocab.target, configs[i].vocab_size_tgt, "target", f.models[i]);
     }
   }
   // Workers 2..N: their own backend (threads, scratch, packed weights), the first worker's weights.
@@ -188,7 +194,7 @@ int translate_main(int argc, char** argv) {
   std::ofstream scores_out;
   if (!f.scores_file.empty()) {
     scores_out.open(f.scores_file);
-    if (!scores_out) throw tt::IoError("cannot write " + f.scores_file);
+    if (!scores_out) throw tt::IoError(f.scores_file + ": cannot write (" + std::strerror(errno) + ")");
   }
   tt::decode::TranslatorOutput out;
   out.text = [](const std::string& t) { tt::util::write_stdout(t); };
@@ -203,7 +209,8 @@ int translate_main(int argc, char** argv) {
   tt::util::LineReader in(f.input);
   translator.run(in, out);
   tt::util::flush_stdout();
-  if (scores_out.is_open() && !scores_out.flush()) throw tt::IoError("cannot write " + f.scores_file);
+  if (scores_out.is_open() && !scores_out.flush())
+    throw tt::IoError(f.scores_file + ": write failed (" + std::strerror(errno) + ")");
   return 0;
 }
 
@@ -211,5 +218,5 @@ int translate_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   tt::cli::use_short_openmp_spin(argv);
-  return tt::cli::run_tool("tt-translate", argc, argv, &translate_main);
+  return tt::cli::run_filter("tt-translate", argc, argv, &translate_main);
 }

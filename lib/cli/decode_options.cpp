@@ -2,7 +2,9 @@
 
 #include <charconv>
 
+#include "cli/validators.h"
 #include "decode/length_penalty.h"
+#include "decode/search.h"
 #include "util/error.h"
 
 namespace tt::cli {
@@ -19,13 +21,18 @@ void DecodeOptions::finish() {
       const char* digits = sampling.c_str() + 5;
       auto [end, ec] = std::from_chars(digits, sampling.c_str() + sampling.size(), k);
       if (sampling.rfind("topk:", 0) != 0 || ec != std::errc() || *end != '\0' || k < 1)
-        throw ConfigError("--sampling '" + sampling + "': expected topk:K (K >= 1) or full",
+        throw UsageError("--sampling '" + sampling + "': expected topk:K (K >= 1) or full",
                           "e.g. --sampling topk:10, or --sampling full for the whole vocabulary");
       s.sampling_topk = k;
     }
   }
   translator.max_src_len_name = "--max-src-len";
   translator.skip_invalid_name = "--skip-invalid";
+  try {  // before any model is read: a contradiction in the flags is a usage error (exit 2)
+    decode::validate(s);
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what(), e.hint());
+  }
 }
 
 void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& group) {
@@ -33,13 +40,13 @@ void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& grou
   app.add_option("--beam", s.beam, "Beam size (1: greedy)")->check(CLI::Range(1, 1024))->group(group);
   app.add_option("--length-penalty", o.length_penalty, "gnmt ((5+L)/6)^alpha, power (L^alpha) or none")
       ->check(CLI::IsMember({"gnmt", "power", "none"}))->group(group);
-  app.add_option("--alpha", s.alpha, "Length-penalty exponent")->group(group);
+  app.add_option("--alpha", s.alpha, "Length-penalty exponent")->check(finite)->group(group);
   app.add_option("--max-len-a", s.max_len_a, "Max target length: a * source length + b")
-      ->check(CLI::NonNegativeNumber)->group(group);
+      ->check(non_negative)->group(group);
   app.add_option("--max-len-b", s.max_len_b, "Max target length: a * source length + b")
-      ->check(CLI::NonNegativeNumber)->group(group);
+      ->check(non_negative)->group(group);
   app.add_option("--min-len", s.min_len, "Min target length (pieces, without </s>)")
-      ->check(CLI::NonNegativeNumber)->group(group);
+      ->check(non_negative)->group(group);
   app.add_flag("--full-beam", s.full_beam,
                "Keep the beam full when hypotheses finish (fairseq, CTranslate2) instead of shrinking it")
       ->group(group);
@@ -50,14 +57,14 @@ void add_sampling_options(CLI::App& app, DecodeOptions& o, const std::string& gr
                  "Sample instead of searching: topk:K (from the K best tokens) or full; --beam samples per line")
       ->group(group);
   app.add_option("--temperature", o.translator.search.temperature, "Sampling temperature (log-probabilities / T)")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(group);
+      ->check(positive)->capture_default_str()->group(group);
 }
 
 void add_batching_options(CLI::App& app, DecodeOptions& o, const std::string& group) {
   decode::TranslatorOptions& t = o.translator;
   app.add_option("--batch-size", t.batch_size, "Sentences per batch")->check(CLI::Range(1, 1 << 20))->group(group);
   app.add_option("--batch-tokens", t.batch_tokens, "Padded source tokens per search batch (0: no limit)")
-      ->check(CLI::NonNegativeNumber)->group(group);
+      ->check(non_negative)->group(group);
   app.add_option("--window", t.window, "Batches per length-sorting window")->check(CLI::Range(1, 1 << 20))->group(group);
   app.add_option("--max-src-len", t.max_src_len, "Truncate longer inputs (pieces) with a warning")
       ->check(CLI::Range(1, 1 << 20))->group(group);

@@ -13,6 +13,8 @@
 
 #include "cli/app.h"
 #include "util/error.h"
+#include "util/signals.h"
+#include "util/text_io.h"
 
 namespace tt::cli {
 
@@ -49,6 +51,16 @@ std::string describe_write_error(int error) {
 
 // The exit status once stdout is flushed: a failed final write turns success into 1.
 int checked_exit(const char* name, int rc) {
+  try {
+    util::flush_stdout();  // the lines still buffered in util/text_io
+  } catch (const BrokenPipe&) {
+    return rc;
+  } catch (const Interrupted& e) {
+    return 128 + e.signo;
+  } catch (const Error& e) {
+    std::cerr << name << ": error: " << e.what() << "\n";
+    return rc != 0 ? rc : 1;
+  }
   const int error = finish_stdout();
   if (error == 0 || error == EPIPE) return rc;
   std::cerr << name << ": error: <stdout>: write failed: " << describe_write_error(error) << "\n";
@@ -67,6 +79,13 @@ int run_tool(const char* name, int argc, char** argv, ToolMain body, const char*
     return checked_exit(name, e.code);  // --help and --version output must arrive too
   } catch (const BrokenPipe&) {
     return 0;
+  } catch (const Interrupted& e) {
+    return 128 + e.signo;  // stopped between two lines; nothing more is written
+  } catch (const UsageError& e) {
+    std::cerr << name << ": error: " << e.what() << "\n";
+    if (!e.hint().empty()) std::cerr << name << ": hint: " << e.hint() << "\n";
+    std::cerr << "Run '" << name << " --help' for usage.\n";
+    return 2;
   } catch (const Error& e) {
     std::cerr << name << ": error: " << e.what() << "\n";
     if (!e.hint().empty()) std::cerr << name << ": hint: " << e.hint() << "\n";
@@ -87,4 +106,10 @@ int run_tool(const char* name, int argc, char** argv, ToolMain body, const char*
   }
 }
 
+int run_filter(const char* name, int argc, char** argv, ToolMain body, const char* oom_hint) {
+  util::SignalGuard signals(util::SignalPolicy::whole_lines);  // before the body starts any thread
+  return run_tool(name, argc, argv, body, oom_hint);
+}
+
 }  // namespace tt::cli
+

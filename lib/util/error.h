@@ -49,10 +49,26 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
+// How the tool was called is wrong (a value out of range, options that contradict each other), found
+// before any work: exit 2 at the tool boundary, like a flag the parser refused.
+class UsageError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // stdout's reader went away (EPIPE): tools exit quietly with status 0, as `head` users expect.
 class BrokenPipe : public std::exception {
  public:
   const char* what() const noexcept override { return "broken pipe"; }
+};
+
+// A filter stopped by SIGINT or SIGTERM once the line it was writing was whole (util/signals.h): the
+// tool exits 128 + signo, writing nothing more.
+class Interrupted : public std::exception {
+ public:
+  explicit Interrupted(int signo) : signo(signo) {}
+  const char* what() const noexcept override { return "interrupted"; }
+  int signo;
 };
 
 // Internal invariant violated: a bug in tt, not in the user's input.

@@ -10,6 +10,12 @@
 // is started. A flag-only handler (CERT SIG30-C) stays installed for a thread that does not block them.
 // Until arm(), a signal ends the process at once, as the default action would (nothing to save yet).
 // The flag is process-wide state by nature (signals are); it is the only such state in tt.
+//
+// Filters (tt-translate, tt-attnviz, tt-tokenize, tt-bleu) use SignalPolicy::whole_lines: a signal ends
+// the process at once, as the default action would, unless standard output is being written
+// (StdoutWrite); then the writer is woken from a blocked write (a private real-time signal, unblocked in
+// the writing thread only during its write), finishes the line it is in and stops with tt::Interrupted.
+// Either way a reader never gets half a line.
 #pragma once
 
 #include <atomic>
@@ -18,11 +24,16 @@
 
 namespace tt::util {
 
+enum class SignalPolicy {
+  poll,         // a long job: record the signal after arm(), the job polls pending()
+  whole_lines,  // a filter: exit now, or once the line being written to stdout is whole
+};
+
 class SignalGuard {
  public:
   // Blocks SIGINT and SIGTERM in this thread, installs the fallback handlers, starts the watcher and
   // clears the flag; the destructor undoes all of it. One guard at a time.
-  SignalGuard();
+  explicit SignalGuard(SignalPolicy policy = SignalPolicy::poll);
   ~SignalGuard();
   SignalGuard(const SignalGuard&) = delete;
   SignalGuard& operator=(const SignalGuard&) = delete;
@@ -40,4 +51,22 @@ class SignalGuard {
   std::thread watcher_;
 };
 
+// Marks this thread as writing to standard output, for SignalPolicy::whole_lines (without a guard of that
+// policy it does nothing). While one lives, a signal is recorded instead of ending the process, and the
+// writing thread is woken from a blocked write every 50 ms until it sees stop_signal().
+class StdoutWrite {
+ public:
+  StdoutWrite();
+  ~StdoutWrite();
+  StdoutWrite(const StdoutWrite&) = delete;
+  StdoutWrite& operator=(const StdoutWrite&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
+// The SIGINT or SIGTERM recorded while standard output was being written, 0 if none.
+int stop_signal();
+
 }  // namespace tt::util
+

@@ -1,10 +1,17 @@
 #include "util/text_io.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "util/error.h"
+#include "util/signals.h"
 
 namespace tt::util {
 
@@ -70,18 +77,74 @@ bool is_valid_utf8(const std::string& s, size_t* bad_offset) {
   return i == n;
 }
 
-void write_stdout(const std::string& data) {
-  if (std::fwrite(data.data(), 1, data.size(), stdout) != data.size()) {
-    if (errno == EPIPE) throw BrokenPipe();
-    throw IoError(std::string("<stdout>: write failed: ") + std::strerror(errno));
+namespace {
+
+// Standard output is written from here with write(2), whole lines at a time, so that a signal can stop a
+// filter between two lines (util/signals.h): to a pipe or terminal in pieces of at most PIPE_BUF bytes,
+// which a pipe takes all or nothing, so only a line longer than that can be cut by a signal, and then it
+// is finished first.
+constexpr size_t kBufferBytes = size_t{1} << 16;
+std::mutex g_out_mutex;
+std::string g_out;  // lines not yet written (at the very end, perhaps a last one without '\n')
+
+size_t piece_bytes() {
+  static const size_t bytes = [] {
+    struct stat st {};
+    return ::fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode) ? kBufferBytes : size_t{PIPE_BUF};
+  }();
+  return bytes;
+}
+
+[[noreturn]] void write_failed(int error) {
+  if (error == EPIPE) throw BrokenPipe();
+  throw IoError(std::string("<stdout>: write failed: ") + std::strerror(error));
+}
+
+// Writes g_out[0, upto) and erases it; `upto` ends a line or the output.
+void drain(size_t upto) {
+  if (std::fflush(stdout) != 0) write_failed(errno);  // anything written through stdio comes first
+  auto line_start = [](size_t at) { return at == 0 || g_out[at - 1] == '\n'; };
+  size_t done = 0;
+  {
+    StdoutWrite writing;
+    const size_t piece = piece_bytes();
+    while (done < upto && !(stop_signal() && line_start(done))) {
+      size_t end = std::min(upto, done + piece);
+      if (end < upto) {  // end the piece at a line end: the last one inside it, else the first after it
+        const size_t last = g_out.rfind('\n', end - 1);
+        const size_t next = last != std::string::npos && last >= done ? last : g_out.find('\n', end);
+        end = next == std::string::npos ? upto : std::min(upto, next + 1);
+      }
+      const ssize_t n = ::write(STDOUT_FILENO, g_out.data() + done, end - done);
+      if (n < 0 && errno == EINTR) continue;  // woken by a signal: the loop's test decides
+      if (n < 0) {
+        const int error = errno;
+        g_out.clear();
+        write_failed(error);
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  g_out.erase(0, done);
+  if (const int signo = stop_signal()) {
+    g_out.clear();
+    throw Interrupted(signo);
   }
 }
 
+}  // namespace
+
+void write_stdout(const std::string& data) {
+  std::lock_guard<std::mutex> lock(g_out_mutex);
+  g_out += data;
+  if (g_out.size() < kBufferBytes) return;
+  const size_t last = g_out.rfind('\n');
+  if (last != std::string::npos) drain(last + 1);
+}
+
 void flush_stdout() {
-  if (std::fflush(stdout) != 0) {
-    if (errno == EPIPE) throw BrokenPipe();
-    throw IoError(std::string("<stdout>: write failed: ") + std::strerror(errno));
-  }
+  std::lock_guard<std::mutex> lock(g_out_mutex);
+  drain(g_out.size());
 }
 
 }  // namespace tt::util

@@ -40,6 +40,8 @@ std::vector<std::string> read_lines(const std::string& path);
 bool is_valid_utf8(const std::string& s, size_t* bad_offset = nullptr);
 
 // Write to stdout, throwing tt::BrokenPipe when the reader has gone away and tt::IoError on other failures.
+// Buffered here and written whole lines at a time; under a SignalGuard with SignalPolicy::whole_lines a
+// signal stops the output at a line end (tt::Interrupted). flush_stdout() writes everything.
 void write_stdout(const std::string& data);
 void flush_stdout();
 

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "support/run_command.h"
 #include "support/tmp_dir.h"
@@ -77,6 +79,7 @@ class Fixture {
                          " --vocab-size 60 --threads 1");
     if (r.status != 0) throw std::runtime_error("fixture: tt-tokenize train failed: " + r.err);
     values_["{model}"] = dir_.file("m.model");
+    values_["{corpus}"] = corpus;
     // A one-layer model over the same 60 pieces, carrying its SentencePiece model (for the model readers).
     const std::string tmodel = dir_.file("tmodel");
     r = run_command(tt::test::tool("tt-train") + " --preset tiny --layers 1 --vocab-size 60 --synthetic-steps 1" +
@@ -97,6 +100,7 @@ class Fixture {
     return tt::test::tool(tool) + " " + args;
   }
   std::string file(const std::string& name) const { return dir_.file(name); }
+  std::string value(const std::string& key) const { return values_.at(key); }
 
  private:
   TmpDir dir_;
@@ -197,5 +201,254 @@ TEST_CASE("a missing, directory or unreadable input file is exit 1 naming the fi
         CHECK(r.out.empty());
       }
     }
+  }
+}
+
+namespace {
+
+// Where each tool writes a file or directory of its own (not stdout). {out} is the path under test;
+// `suffix` is what the tool appends to it (tt-tokenize train writes PREFIX.model).
+struct OutputPath {
+  std::string tool;
+  std::string command;
+  std::string suffix;
+  bool directory;
+  bool follows_links = true;  // false: a link is refused (tt-average --force never deletes through one)
+};
+
+const std::vector<OutputPath> kOutputPaths = {
+    {"tt-attnviz", "-m {tmodel} --max-len-b 3 --threads 1 -q --html {out} < {text}", "", false},
+    {"tt-translate", "-m {tmodel} --max-len-b 3 --threads 1 -q --scores-file {out} < {text} > /dev/null", "", false},
+    {"tt-tokenize", "train -i {corpus} -o {out} --vocab-size 40 --threads 1", ".model", false},
+    {"tt-average", "{tmodel} --force -o {out}", "", true, false},
+    {"tt-train",
+     "--preset tiny --layers 1 --vocab-size 60 --synthetic-steps 1 --batch-size 2 --src-len 4 --tgt-len 4 "
+     "--threads 1 -q -o {out}",
+     "", true},
+};
+
+std::string with_out(const OutputPath& o, const std::string& out) {
+  std::string args = o.command;
+  args.replace(args.find("{out}"), 5, out);
+  return fixture().expand(o.tool, args);
+}
+
+bool is_link(const std::string& p) { return std::filesystem::is_symlink(std::filesystem::symlink_status(p)); }
+
+}  // namespace
+
+TEST_CASE("an output path that is a symlink, a FIFO or a device is written through or refused, never replaced",
+          "[cli]") {
+  namespace fs = std::filesystem;
+  for (const auto& o : kOutputPaths) {
+    TmpDir tmp;
+    const std::string prefix = tmp.file("out"), path = prefix + o.suffix;
+    INFO(o.tool);
+    // A symlink: what it names gets the output, the link stays.
+    const std::string real = tmp.file(o.directory ? "real-dir" : "real-file");
+    if (o.directory) fs::create_directory(real);
+    else tmp.write("real-file", "old");
+    fs::create_symlink(real, path);
+    auto r = run_command(with_out(o, prefix));
+    INFO(r.err);
+    CHECK(r.status == (o.follows_links ? 0 : 1));
+    CHECK(is_link(path));
+    if (!o.follows_links) CHECK(contains(r.err, "symbolic link"));
+    else if (o.directory) CHECK(fs::exists(real + "/config.json"));
+    else CHECK(tt::test::read_file(real) != "old");
+    fs::remove(path);
+
+    // A FIFO: a file output is written through to its reader; a directory output is refused.
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    const std::string sink = tmp.file("sink");
+    // (A refused directory output never opens the FIFO: the test opens it for the waiting reader then.)
+    r = run_command("timeout 60 cat " + path + " > " + sink + " & " + with_out(o, prefix) + "; s=$?; " +
+                    (o.directory ? ": > " + path + "; " : std::string()) + "wait; exit $s");
+    INFO(r.err);
+    CHECK(fs::is_fifo(fs::symlink_status(path)));
+    if (o.directory) {
+      CHECK(r.status == 1);
+      CHECK(contains(r.err, path));
+      CHECK(contains(r.err, "not a directory"));
+    } else {
+      CHECK(r.status == 0);
+      CHECK_FALSE(tt::test::read_file(sink).empty());
+    }
+    fs::remove(path);
+
+    // A device behind a link (so that a regression replaces the link, not the device).
+    fs::create_symlink("/dev/null", path);
+    r = run_command(with_out(o, prefix));
+    CHECK(r.status == (o.directory ? 1 : 0));
+    CHECK(is_link(path));
+    fs::remove(path);
+    fs::create_symlink("/dev/full", path);
+    r = run_command(with_out(o, prefix));
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, o.tool + ": error: "));
+    if (!o.directory) CHECK(contains(r.err, path + ": write failed"));
+    CHECK(is_link(path));
+    CHECK(fs::is_character_file(fs::status("/dev/full")));
+  }
+}
+
+TEST_CASE("options out of range or contradicting each other are usage errors (exit 2) in a short message", "[cli]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"tt-translate -m {tmodel} --nbest 5 --beam 2", "--nbest"},
+      {"tt-translate -m {tmodel} --workers 100 --threads 1", "--workers"},
+      {"tt-translate -m {tmodel} --sampling topk:0", "--sampling"},
+      {"tt-translate -m {tmodel} --alpha nan", "--alpha"},
+      {"tt-translate -m {tmodel} --sampling full --temperature 0", "--temperature"},
+      {"tt-translate -m {tmodel} --sampling full --temperature nan", "--temperature"},
+      {"tt-translate -m {tmodel} --max-len-a -1", "--max-len-a"},
+      {"tt-attnviz -m {tmodel} --html {dir}/p.html --format alignment", "--html"},
+      {"tt-attnviz -m {tmodel} --alpha inf", "--alpha"},
+      {"tt-average --last 0 {tmodel} -o {dir}/never", "--last"},
+  };
+  for (const auto& [command, option] : cases) {
+    const std::string tool = command.substr(0, command.find(' '));
+    const std::string cmd = fixture().expand(tool, command.substr(command.find(' ') + 1));
+    INFO(cmd);
+    auto r = run_command(cmd + " < /dev/null");
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, option));
+    CHECK(r.err.size() < 400);  // the bound in words, not "0.000000 to 17976931348623157081..."
+    CHECK(r.out.empty());
+  }
+  CHECK_FALSE(std::filesystem::exists(fixture().file("never")));
+}
+
+namespace {
+
+// A copy of the fixture's model directory, for damaging.
+std::string copy_model(const TmpDir& tmp, const std::string& name) {
+  const std::string dir = tmp.file(name);
+  std::filesystem::copy(fixture().value("{tmodel}"), dir);
+  return dir;
+}
+
+// Overwrites element `index` of tensor `tensor` in a safetensors file with `value`.
+void poke(const std::string& path, const std::string& tensor, size_t index, float value) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  uint64_t header_size = 0;
+  f.read(reinterpret_cast<char*>(&header_size), 8);
+  std::string header(header_size, '\0');
+  f.read(header.data(), static_cast<std::streamsize>(header_size));
+  const auto entry = header.find("\"" + tensor + "\"");
+  REQUIRE(entry != std::string::npos);
+  const auto offsets = header.find("\"data_offsets\":[", entry) + 16;
+  const uint64_t begin = std::stoull(header.substr(offsets));
+  f.seekp(static_cast<std::streamoff>(8 + header_size + begin + 4 * index));
+  f.write(reinterpret_cast<const char*>(&value), 4);
+}
+
+// The commands that load a whole model directory {m}.
+const std::vector<std::string> kModelReaders = {
+    "tt-translate -m {m} --threads 1 -q < {text}",
+    "tt-translate -m {m} --beam 1 --threads 1 -q < {text}",
+    "tt-attnviz -m {m} --threads 1 -q < {text}",
+    "tt-average {m} {tmodel} -o {dir}/never",
+};
+
+std::string reader_command(const std::string& line, const std::string& model) {
+  std::string args = line.substr(line.find(' ') + 1);
+  args.replace(args.find("{m}"), 3, model);
+  if (args.find("{m}") != std::string::npos) args.replace(args.find("{m}"), 3, model);
+  return "timeout 60 " + fixture().expand(line.substr(0, line.find(' ')), args);
+}
+
+}  // namespace
+
+TEST_CASE("a model with a NaN or infinite weight is refused at load naming file, tensor and index", "[cli]") {
+  TmpDir tmp;
+  const std::string nan = copy_model(tmp, "nan"), inf = copy_model(tmp, "inf");
+  poke(nan + "/model.safetensors", "embeddings.shared.weight", 5 * 128 + 7, std::nanf(""));
+  poke(inf + "/model.safetensors", "decoder.layers.0.self_attn_norm.bias", 3, INFINITY);
+  for (const auto& line : kModelReaders) {
+    for (const auto& [model, tensor, where] :
+         {std::tuple{nan, "embeddings.shared.weight", "index 647 (row 5, column 7)"},
+          std::tuple{inf, "decoder.layers.0.self_attn_norm.bias", "index 3"}}) {
+      const std::string cmd = reader_command(line, model);
+      INFO(cmd);
+      auto r = run_command(cmd);
+      INFO(r.err);
+      CHECK(r.status == 1);
+      CHECK(contains(r.err, model + "/model.safetensors"));
+      CHECK(contains(r.err, tensor));
+      CHECK(contains(r.err, where));
+      CHECK(r.out.empty());
+    }
+  }
+}
+
+TEST_CASE("model files that are FIFOs or devices are refused at once, naming them", "[cli]") {
+  TmpDir tmp;
+  const std::string fifo = copy_model(tmp, "fifo"), device = copy_model(tmp, "device");
+  std::filesystem::remove(fifo + "/model.safetensors");
+  REQUIRE(::mkfifo((fifo + "/model.safetensors").c_str(), 0600) == 0);
+  std::filesystem::remove(device + "/spm.model");
+  std::filesystem::create_symlink("/dev/zero", device + "/spm.model");
+  for (const auto& line : kModelReaders) {
+    const std::string cmd = reader_command(line, fifo);
+    INFO(cmd);
+    auto r = run_command(cmd);
+    INFO(r.err);
+    CHECK(r.status == 1);  // not 124: timeout would have killed a reader hanging on the FIFO
+    CHECK(contains(r.err, fifo + "/model.safetensors: is a FIFO"));
+  }
+  for (const auto& line : {kModelReaders[0], kModelReaders[2]}) {
+    auto r = run_command(reader_command(line, device));
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, device + "/spm.model: is a character device"));
+  }
+}
+
+TEST_CASE("a SentencePiece model whose size differs from the model's vocabulary is refused naming both", "[cli]") {
+  TmpDir tmp;
+  const std::string model = copy_model(tmp, "other-spm");
+  auto r = run_command(tt::test::tool("tt-tokenize") + " train -i " + std::string(TT_TEST_DATA_DIR) +
+                       "/tokenize/corpus.en -o " + tmp.file("small") + " --vocab-size 40 --threads 1");
+  REQUIRE(r.status == 0);
+  std::filesystem::copy_file(tmp.file("small.model"), model + "/spm.model",
+                             std::filesystem::copy_options::overwrite_existing);
+  for (const auto& line : {kModelReaders[0], kModelReaders[2]}) {
+    const std::string cmd = reader_command(line, model);
+    INFO(cmd);
+    r = run_command(cmd);
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, model + "/spm.model has 40 pieces"));
+    CHECK(contains(r.err, "60 ids"));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("SIGTERM while stdout is blocked leaves only whole lines, also for lines longer than a pipe write",
+          "[cli]") {
+  TmpDir tmp;
+  std::string many, long_lines;
+  for (int i = 0; i < 40000; ++i) many += "The house is small and the cat sat on the mat " + std::to_string(i) + ".\n";
+  for (int i = 0; i < 40; ++i) {
+    for (int w = 0; w < 1500; ++w) long_lines += "word" + std::to_string(w % 7) + " ";
+    long_lines += "\n";
+  }
+  for (const auto& [name, text] : {std::pair{"many.txt", many}, std::pair{"long.txt", long_lines}}) {
+    const std::string input = tmp.write(name, text), fifo = tmp.file(std::string(name) + ".fifo");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const std::string tool = fixture().expand("tt-tokenize", "encode -m {model} --threads 1 < " + input);
+    const auto whole = run_command(tool);
+    REQUIRE(whole.status == 0);
+    // The shell holds the FIFO open (fd 3) and reads nothing until the tool has had its signal; then it
+    // reads for 3 s (a tool finishing a long line needs the reader), the FIFO never reaching end of file.
+    const std::string cmd = "exec 3<>" + fifo + "; " + tool + " > " + fifo + " 3>&- & pid=$!; sleep 0.5; " +
+                            "kill -TERM $pid; sleep 0.2; timeout 3 cat <&3 & wait $pid; echo \"status $?\" >&2; wait";
+    INFO(cmd);
+    auto r = run_command(cmd);
+    CHECK(contains(r.err, "status 143"));
+    REQUIRE_FALSE(r.out.empty());
+    CHECK(r.out.back() == '\n');
+    CHECK(r.out.size() < whole.out.size());
+    CHECK(whole.out.compare(0, r.out.size(), r.out) == 0);  // a prefix of whole lines
   }
 }

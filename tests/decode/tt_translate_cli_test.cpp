@@ -116,7 +116,7 @@ TEST_CASE("tt-translate --workers: batches searched at once, the same bytes as o
   CHECK(automatic.err.find("2 workers") != std::string::npos);
   CHECK(automatic.out == one.out);
   auto too_many = run_command(translate_cmd("--workers 3", 2), "x\n");
-  CHECK(too_many.status == 1);
+  CHECK(too_many.status == 2);  // a usage error (man 7 tt)
   CHECK(too_many.err.find("--workers 3 exceeds --threads 2") != std::string::npos);
   CHECK(run_command(translate_cmd("--workers -1"), "x\n").status == 2);
 }
@@ -137,11 +137,11 @@ TEST_CASE("tt-translate --sampling: the same samples for any batch size, threads
   CHECK(count_lines(full.out) == 3 * count_lines(in));
   auto header = run_command(translate_cmd("--sampling topk:5 --beam 2"), "x\n");
   CHECK(header.err.find("sampling topk:5 (temperature 1), 2 samples per line") != std::string::npos);
-  CHECK(run_command(translate_cmd("--sampling topk:5 --full-beam"), "x\n").status == 1);
+  CHECK(run_command(translate_cmd("--sampling topk:5 --full-beam"), "x\n").status == 2);  // usage errors
   auto bad = run_command(translate_cmd("--sampling top5"), "x\n");
-  CHECK(bad.status == 1);
+  CHECK(bad.status == 2);
   CHECK(bad.err.find("--sampling 'top5'") != std::string::npos);
-  CHECK(run_command(translate_cmd("--sampling topk:0"), "x\n").status == 1);
+  CHECK(run_command(translate_cmd("--sampling topk:0"), "x\n").status == 2);
   CHECK(run_command(translate_cmd("--sampling topk:3 --temperature 0"), "x\n").status == 2);
 }
 
@@ -158,7 +158,7 @@ TEST_CASE("tt-translate: pipes and errors", "[decode][cli]") {
   CHECK(run_command(translate_cmd("--beam 0"), "x\n").status == 2);
   CHECK(run_command(translate_cmd("--no-such-flag"), "x\n").status == 2);
   auto nbest = run_command(translate_cmd("--beam 2 --nbest 3"), "x\n");
-  CHECK(nbest.status == 1);
+  CHECK(nbest.status == 2);
   CHECK(nbest.err.find("--nbest 3") != std::string::npos);
 
   const std::string bad = "good line\nbad \xff line\n";

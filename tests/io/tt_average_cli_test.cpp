@@ -126,3 +126,20 @@ TEST_CASE("tt-average: bad flags exit 2, bad inputs exit 1 naming the file and t
   CHECK_THAT(r.err, Catch::Contains(bad + "/model.safetensors") && Catch::Contains("'encoder.bias'"));
   CHECK_FALSE(fs::exists(tmp.file("out")));
 }
+
+TEST_CASE("tt-average refuses to write inside a run's checkpoints folder, where it would pass for a checkpoint",
+          "[tt-average]") {
+  tt::test::TmpDir tmp;
+  const std::string run = make_run(tmp);
+  for (const std::string out : {run + "/checkpoints/step-000999", run + "/./checkpoints/avg"}) {
+    auto r = run_command(tool("tt-average") + " --last 2 " + quoted(run) + " -o " + quoted(out));
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains(out) && Catch::Contains("checkpoints/"));
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+  auto r = run_command(tool("tt-average") + " --last 2 " + quoted(run) + " -o " + quoted(run + "/average"));
+  CHECK(r.status == 0);  // beside the checkpoints is fine
+  r = run_command(tool("tt-average") + " --last 2 " + quoted(run) + " -o " + quoted(tmp.file("next")));
+  CHECK_THAT(r.err, Catch::Contains("step-000300") && Catch::Contains("step-000400"));
+}
