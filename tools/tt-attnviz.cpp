@@ -53,6 +53,13 @@ struct Item {
 
 struct Enough {};  // --max-sentences reached
 
+// Memory bounds. The maps of a batch are held together (as floats, 4 bytes a weight) and each sentence's
+// JSON line is built whole (up to about 10 bytes a weight): one 5,000-word line made a 273 MB line at
+// 1.2 GB of memory. A batch is cut short once its sentences hold kBatchWeights, and a sentence holding
+// more than kWarnWeights is announced with its size, so that nobody runs out of memory by surprise.
+constexpr size_t kBatchWeights = size_t{32} << 20;
+constexpr size_t kWarnWeights = size_t{8} << 20;
+
 class Visualizer {
  public:
   Visualizer(const Flags& f, tt::nn::Transformer& model, const tt::data::SpmTokenizer& src_spm,
@@ -77,11 +84,21 @@ class Visualizer {
   bool alignment_format() const { return f_.format == "alignment"; }
   bool to_stdout = true;
 
+  bool quiet = false;
+
   void add(Item item) {
+    const size_t weights = weights_of(item);
+    if (weights > kWarnWeights && !quiet)
+      std::fprintf(stderr,
+                   "tt-attnviz: warning: line %zu: its attention maps hold %.1f million weights (about %zu MB of "
+                   "memory and up to %zu MB of output); --kind, --layers, --heads, --reduce mean or a lower "
+                   "--max-src-len make them smaller\n",
+                   item.line + 1, static_cast<double>(weights) / 1e6, weights * 4 >> 20, weights * 10 >> 20);
+    pending_weights_ += weights;
     pending_.push_back(std::move(item));
     ++seen_;
     const bool last = f_.max_sentences && seen_ >= f_.max_sentences;
-    if (pending_.size() >= static_cast<size_t>(batch_size_) || last) flush();
+    if (pending_.size() >= static_cast<size_t>(batch_size_) || pending_weights_ >= kBatchWeights || last) flush();
     if (last) throw Enough{};
   }
 
@@ -96,6 +113,7 @@ class Visualizer {
     size_t k = 0;
     for (const Item& i : pending_) write(i, i.source.empty() ? empty_maps(i) : maps[k++]);
     pending_.clear();
+    pending_weights_ = 0;
     tt::util::flush_stdout();
   }
 
@@ -105,6 +123,16 @@ class Visualizer {
   }
 
  private:
+  // The weights capture_attention keeps for `item` (every layer and head of the kinds asked for).
+  size_t weights_of(const Item& item) const {
+    if (item.source.empty()) return 0;
+    const tt::nn::ModelConfig& c = model_.config();
+    const size_t S = item.source.size(), T = item.target.size() + 1, H = static_cast<size_t>(c.heads);
+    const size_t enc = static_cast<size_t>(c.n_layers_enc) * H, dec = static_cast<size_t>(c.n_layers_dec) * H;
+    return (kinds_.encoder_self ? enc * S * S : 0) + (kinds_.decoder_self ? dec * T * T : 0) +
+           (kinds_.cross ? dec * T * S : 0);
+  }
+
   tt::viz::SentenceAttention empty_maps(const Item&) const {
     const tt::nn::ModelConfig& c = model_.config();
     return tt::viz::SentenceAttention{{}, {}, c.n_layers_enc, c.n_layers_dec, c.heads, {}, {}, {}};
@@ -154,6 +182,7 @@ class Visualizer {
   tt::viz::ViewOptions view_;
   std::optional<tt::viz::HtmlWriter> html_;
   std::vector<Item> pending_;
+  size_t pending_weights_ = 0;
   size_t seen_ = 0;
 };
 
@@ -249,6 +278,7 @@ int attnviz_main(int argc, char** argv) {
 
   Visualizer viz(f, model, src_spm, tgt_spm, o.batch_size);
   viz.to_stdout = f.html.empty() || format->count() > 0;
+  viz.quiet = common.quiet;
   if (!common.quiet)
     std::fprintf(stderr, "tt-attnviz: %s, %s%s\n", backend->name().c_str(),
                  f.target.empty() ? ("beam " + std::to_string(o.search.beam)).c_str() : "teacher forcing --target",

@@ -452,3 +452,20 @@ TEST_CASE("SIGTERM while stdout is blocked leaves only whole lines, also for lin
     CHECK(whole.out.compare(0, r.out.size(), r.out) == 0);  // a prefix of whole lines
   }
 }
+
+TEST_CASE("tt-attnviz announces a sentence whose attention maps are large, with their size", "[cli]") {
+  TmpDir tmp;
+  std::string words;
+  for (int i = 0; i < 1200; ++i) words += i % 2 ? "house " : "world ";
+  const std::string src = tmp.write("src.txt", words + "\nHello world.\n"), tgt = tmp.write("tgt.txt", words + "\nHello.\n");
+  // 1 layer, 4 heads, 1,023 source and target pieces: 3 kinds x 4 x 1,024^2 = 12.6 million weights.
+  auto r = run_command(fixture().expand("tt-attnviz", "-m {tmodel} --threads 1 --precision 0 --max-src-len 2000 -i " +
+                                                          src + " --target " + tgt + " > /dev/null"));
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(contains(r.err, "warning: line 1: its attention maps hold 12.6 million weights"));
+  CHECK_FALSE(contains(r.err, "line 2:"));
+  r = run_command(fixture().expand("tt-attnviz", "-m {tmodel} --threads 1 -q --kind cross --max-src-len 2000 -i " + src +
+                                                     " --target " + tgt + " > /dev/null"));
+  CHECK(r.err.empty());  // cross attention alone: 4.2 million
+}
