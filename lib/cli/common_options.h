@@ -1,5 +1,5 @@
-// The flags several tools share, each defined once: same name, type, range and help everywhere
-// (GUIDE §7.10). A tool adds the ones it has; the values land in one CommonOptions.
+// The flags several tools share, each defined once: same name, type, range and help everywhere (so that
+// help, man pages and completions agree). A tool adds the ones it has; the values land in one CommonOptions.
 #pragma once
 
 #include <CLI/CLI.hpp>

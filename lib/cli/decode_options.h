@@ -1,4 +1,4 @@
-// The search and batching flags tt-translate and tt-attnviz share, each defined once (GUIDE §7.10): same
+// The search and batching flags tt-translate and tt-attnviz share, each defined once: same
 // name, range and help in both tools, and one place that turns their string values into the library's
 // decode::TranslatorOptions. A tool adds the groups it has, parses, then calls finish().
 #pragma once

@@ -2,7 +2,7 @@
 // sinusoidal or learned positions), N encoder and N decoder layers (post-LN as in the paper or pre-LN), the
 // output projection tied to the (target) embedding matrix, and label-smoothed cross-entropy.
 //
-// Training: forward_backward() runs forward and the explicit backward (GUIDE §4) on one batch; every
+// Training: forward_backward() runs forward and the explicit backward (each layer's backward written beside its forward, no autodiff graph) on one batch; every
 // activation comes from the caller's per-step Arena, so a step allocates nothing once the arena has grown.
 // Inference: encode() once, then decode_step() one target position at a time with a KV cache (DecodeState);
 // the logits equal those of the full forward pass (tested to 1e-5).

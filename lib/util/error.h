@@ -9,7 +9,7 @@
 namespace tt {
 
 // How the library's messages name an option: by its field ("max_len" in "option_ref("max_len") + " must be
-// at least 1""), since the library knows fields, not a tool's flags (GUIDE §1). The field travels marked,
+// at least 1""), since the library knows fields, not a tool's flags (tools know flags; lib/ never does). The field travels marked,
 // so a tool can put its flag in its place (Error::name_options, cli/flag_names.h); unnamed, it reads as
 // the bare field ("max_len must be at least 1"). Safe beside user data: the marks are control characters.
 std::string option_ref(const std::string& field);

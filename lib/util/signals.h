@@ -1,4 +1,4 @@
-// Ctrl-C and SIGTERM for a long job (GUIDE §7.5): the training loop polls a flag between steps to save a
+// Ctrl-C and SIGTERM for a long job: the training loop polls a flag between steps to save a
 // checkpoint and exit 130 / 143. A second signal while the first is pending ends the process at once with
 // _exit, so a user is never stuck behind a slow save; the last complete checkpoint is untouched because
 // every checkpoint is written into a temporary directory and renamed.

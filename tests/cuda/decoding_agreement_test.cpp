@@ -1,4 +1,4 @@
-// The decoding kernels agree between the CUDA and CPU backends (GUIDE §7.11): attention_decode within fp32
+// The decoding kernels agree between the CUDA and CPU backends (each kernel is checked against another implementation): attention_decode within fp32
 // summation-order tolerance, topk exactly (indices and value bits), on beam-search shapes.
 #include <catch2/catch.hpp>
 
