@@ -11,7 +11,6 @@
 #include <regex>
 
 #include "io/model_dir.h"
-#include "io/model_vocab.h"
 #include "io/safetensors.h"
 #include "util/atomic_dir.h"
 #include "util/atomic_file.h"
@@ -69,7 +68,7 @@ std::string write_checkpoint(const std::string& run_dir, const CheckpointContent
   const std::string relative = checkpoint_path(c.state->step);
   util::AtomicDirectory out((fs::path(run_dir) / relative).string());
   nlohmann::json extra = nlohmann::json::object();
-  if (!c.source_spm.empty()) extra["vocab"] = io::copy_vocab_files(out.path(), c.source_spm, c.target_spm);
+  if (!c.vocab.empty()) extra["vocab"] = write_run_vocab(out.path(), c.vocab);
   extra["training"] = c.training;
   io::write_model_files(out.path(), *c.config, *c.params, extra);
 

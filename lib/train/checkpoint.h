@@ -18,6 +18,7 @@
 #include "nn/params.h"
 #include "train/adam.h"
 #include "train/batcher.h"
+#include "train/run_vocab.h"
 
 namespace tt::train {
 
@@ -50,7 +51,7 @@ struct CheckpointContents {
   const nn::ParameterSet* params = nullptr;
   const Adam* adam = nullptr;
   const TrainerState* state = nullptr;
-  std::string source_spm, target_spm;  // copied in (both empty: no vocabulary, ids-only runs)
+  RunVocab vocab;  // written in (empty: no vocabulary, ids-only runs)
   nlohmann::json training = nlohmann::json::object();  // config.json "training"
 };
 

@@ -100,6 +100,7 @@ void CorpusRun::set_up_vocabulary(const CorpusRunSpec& spec) {
   tgt_spm_.emplace(data::SpmTokenizer::load(target_spm_));
   data::require_tt_special_ids(*src_spm_);
   data::require_tt_special_ids(*tgt_spm_);
+  vocab_ = read_run_vocab(source_spm_, target_spm_);
   if (!resume_from_.empty()) return;  // the checkpoint's models and sizes
   check_vocab_sizes(spec.vocab, shared, *src_spm_, *tgt_spm_);
   config_.vocab_size_src = src_spm_->piece_size();
@@ -184,8 +185,7 @@ RunResult CorpusRun::run(const util::SignalGuard* signals, const RunCallbacks& c
   CheckpointContents contents;
   contents.config = &config_;
   contents.params = &model_->params();
-  contents.source_spm = source_spm_;
-  contents.target_spm = target_spm_;
+  contents.vocab = vocab_;
   contents.training = state_.options;
   return run_training(*trainer_, state_, validator_ ? &*validator_ : nullptr, contents, options_.run, *log_, signals,
                       callbacks);

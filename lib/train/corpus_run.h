@@ -22,6 +22,7 @@
 #include "train/batch_source.h"
 #include "train/run_config.h"
 #include "train/run_log.h"
+#include "train/run_vocab.h"
 #include "train/trainer.h"
 #include "train/training_run.h"
 #include "train/validator.h"
@@ -75,6 +76,7 @@ class CorpusRun {
   TrainerState state_;
   std::string run_dir_, resume_from_, log_path_, source_spm_, target_spm_;
   std::optional<data::SpmTokenizer> src_spm_, tgt_spm_;
+  RunVocab vocab_;  // what every checkpoint carries, read once
   std::optional<RunLog> log_;
   std::optional<data::ParallelCorpus> corpus_, valid_corpus_;
   std::unique_ptr<CorpusBatches> batches_;

@@ -68,7 +68,7 @@ TEST_CASE("a checkpoint is a model directory plus optimizer and trainer state, a
   c.params = &model.params();
   c.adam = &adam;
   c.state = &state;
-  c.source_spm = c.target_spm = spm;
+  c.vocab = tt::train::read_run_vocab(spm, spm);
   c.training = {{"accum", 2}};
   const std::string run = tmp.file("run");
   CHECK(tt::train::write_checkpoint(run, c) == "checkpoints/step-000042");
@@ -81,6 +81,13 @@ TEST_CASE("a checkpoint is a model directory plus optimizer and trainer state, a
   CHECK(tt::nn::to_json(tt::io::load_model_config(dir, &full)) == tt::nn::to_json(config));
   CHECK(full["training"]["accum"] == 2);
   CHECK(full["vocab"]["source"] == "spm.model");
+  CHECK(tt::test::read_file(dir + "/spm.model") == "not really a model, only copied");
+  // The vocabulary travels in memory: a later checkpoint needs no file (the one copied from may be gone).
+  fs::remove(spm);
+  state.step = 43;
+  CHECK(tt::train::write_checkpoint(run, c) == "checkpoints/step-000043");
+  CHECK(tt::test::read_file(run + "/checkpoints/step-000043/spm.model") == "not really a model, only copied");
+  fs::remove_all(run + "/checkpoints/step-000043");
   tt::nn::Transformer loaded(config, *backend);
   tt::io::load_model_weights(dir, loaded.params());
   CHECK(loaded.params().values().to_host_f32() == model.params().values().to_host_f32());

@@ -359,3 +359,29 @@ TEST_CASE("tt-train: the validation BLEU is tt-translate --beam 1 scored by tt-b
   CHECK_FALSE(log_records(fx.run("loss") + "/log.jsonl")[1].contains("bleu"));
   CHECK(nlohmann::json::parse(r.out).contains("best_loss"));
 }
+
+namespace {
+
+std::set<std::string> checkpoint_names(const std::string& run) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(run + "/checkpoints")) names.insert(e.path().filename().string());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("tt-train --resume: a resumed run saves more often than --keep-last keeps", "[tt-train][resume]") {
+  // Each save used to copy the SentencePiece model from the checkpoint the run resumed from, which
+  // --keep-last deletes a few saves later.
+  Fixture fx;
+  const std::string run = fx.run("run");
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --max-steps 2 --save-every 1 --keep-last 2 -o " +
+                       q(run));
+  REQUIRE(r.status == 0);
+  r = run_command(tool("tt-train") + " --resume " + q(run) + " -q --max-steps 8");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(checkpoint_names(run) == std::set<std::string>{"step-000007", "step-000008"});
+  CHECK(complete_checkpoint(run + "/last"));
+  CHECK(read_file(run + "/last/spm.model") == read_file(fx.spm));
+}
