@@ -229,6 +229,7 @@ int attnviz_main(int argc, char** argv) {
   Flags f;
   tt::cli::DecodeOptions d;
   tt::decode::TranslatorOptions& o = d.translator;
+  o.split_long_lines = false;  // the maps of a line are drawn for one pass: a long line is truncated, with a warning
   tt::cli::CommonOptions common;
   app.add_option("-m,--model", f.model, "Model directory")->required();
   app.add_option("-i,--input", f.input, "Input file ('-': stdin)");

@@ -66,7 +66,9 @@ void add_batching_options(CLI::App& app, DecodeOptions& o, const std::string& gr
   app.add_option("--batch-tokens", t.batch_tokens, "Padded source tokens per search batch (0: no limit)")
       ->check(non_negative)->group(group);
   app.add_option("--window", t.window, "Batches per length-sorting window")->check(CLI::Range(1, 1 << 20))->group(group);
-  app.add_option("--max-src-len", t.max_src_len, "Truncate longer inputs (pieces) with a warning")
+  app.add_option("--max-src-len", t.max_src_len,
+                 "Longest source given to the model at once, in pieces (tt-translate translates a longer line in "
+                 "parts; tt-attnviz truncates it, with a warning)")
       ->check(CLI::Range(1, 1 << 20))->group(group);
   app.add_flag("--skip-invalid", t.skip_invalid, "Invalid UTF-8: warn and output an empty line for it")->group(group);
 }

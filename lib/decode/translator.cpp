@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "decode/long_lines.h"
 #include "util/error.h"
 
 namespace tt::decode {
@@ -134,7 +135,9 @@ size_t Translator::run(util::LineReader& in, const TranslatorOutput& out) {
       if (out.warn) out.warn(what + "; writing an empty line");
     } else if (line.find_first_not_of(" \t\r") != std::string::npos) {
       p.source = encode(line, where);
-      if (static_cast<int>(p.source.size()) > options_.max_src_len) {
+      if (static_cast<int>(p.source.size()) > options_.max_src_len && options_.split_long_lines) {
+        split(p, line, where);
+      } else if (static_cast<int>(p.source.size()) > options_.max_src_len) {
         if (out.warn)
           out.warn(where + ": " + std::to_string(p.source.size()) + " source pieces, truncated to " +
                    std::to_string(options_.max_src_len) + " (" + options_.max_src_len_name + ")");
@@ -150,16 +153,47 @@ size_t Translator::run(util::LineReader& in, const TranslatorOutput& out) {
   return lines;
 }
 
+void Translator::split(Pending& p, const std::string& line, const std::string& where) const {
+  std::vector<std::vector<int32_t>> sentences;
+  if (options_.input_format == TextFormat::text)
+    for (const std::string& s : split_sentences(line)) sentences.push_back(encode(s, where));
+  else
+    sentences.push_back(std::move(p.source));
+  auto starts_word = [this](int32_t id) {
+    if (!source_spm_ || id < 0 || id >= source_spm_->piece_size()) return false;
+    return source_spm_->id_to_piece(id).rfind("\u2581", 0) == 0;
+  };
+  p.parts = pack_parts(sentences, options_.max_src_len, starts_word);
+  p.source.clear();
+  for (auto& part : p.parts) {
+    p.source.insert(p.source.end(), part.begin(), part.end());
+    part.push_back(ids_.eos);
+  }
+}
+
 void Translator::translate_window(std::vector<Pending>& window, const TranslatorOutput& out) {
   if (window.empty()) return;
-  std::vector<size_t> order;
-  for (size_t i = 0; i < window.size(); ++i)
-    if (window[i].translate) order.push_back(i);
+  // What is searched: each line's source, or each part of a long line's. A part's random stream (for
+  // sampling) is its line's with the part number above bit 40, so a line's first part keeps its line's.
+  struct Segment {
+    size_t item, part;
+    const std::vector<int32_t>* source;
+    uint64_t stream;
+  };
+  std::vector<Segment> segments;
+  for (size_t i = 0; i < window.size(); ++i) {
+    if (!window[i].translate) continue;
+    if (window[i].parts.empty()) segments.push_back({i, 0, &window[i].source, window[i].line});
+    for (size_t k = 0; k < window[i].parts.size(); ++k)
+      segments.push_back({i, k, &window[i].parts[k], window[i].line | (uint64_t{k} << 40)});
+  }
+  std::vector<size_t> order(segments.size());
+  std::iota(order.begin(), order.end(), size_t{0});
   // Longest first: the first batch sizes the decoding arenas and the later ones fit in them. Shortest
   // first grew them on every batch, and each new buffer's pages were faulted in and zeroed again (7 % of
   // the tiny Multi30k model's beam search). The outputs do not depend on the batches (batch-invariant).
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return window[a].source.size() > window[b].source.size(); });
+                   [&](size_t a, size_t b) { return segments[a].source->size() > segments[b].source->size(); });
   struct Batch {
     size_t first = 0;  // into order
     std::vector<std::vector<int32_t>> sources;
@@ -170,18 +204,19 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
     Batch batch{i, {}, {}};
     size_t longest = 0, j = i;
     for (; j < order.size() && batch.sources.size() < static_cast<size_t>(options_.batch_size); ++j) {
-      const size_t len = std::max(longest, window[order[j]].source.size());
+      const Segment& s = segments[order[j]];
+      const size_t len = std::max(longest, s.source->size());
       if (options_.batch_tokens > 0 && !batch.sources.empty() &&
           len * (batch.sources.size() + 1) > static_cast<size_t>(options_.batch_tokens))
         break;
       longest = len;
-      batch.sources.push_back(window[order[j]].source);
-      batch.lines.push_back(window[order[j]].line);
+      batch.sources.push_back(*s.source);
+      batch.lines.push_back(s.stream);
     }
     batches.push_back(std::move(batch));
     i = j;
   }
-  std::vector<std::vector<Hypothesis>> results(window.size());
+  std::vector<std::vector<Hypothesis>> searched(segments.size());
   // Each worker takes the next batch until none is left; each writes only its batches' results.
   std::atomic<size_t> next{0};
   std::vector<std::exception_ptr> failures(scorers_.size());
@@ -189,7 +224,7 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
     try {
       for (size_t b; (b = next.fetch_add(1)) < batches.size();) {
         auto r = search(*scorers_[w], batches[b].sources, options_.search, ids_, batches[b].lines);
-        for (size_t k = 0; k < r.size(); ++k) results[order[batches[b].first + k]] = std::move(r[k]);
+        for (size_t k = 0; k < r.size(); ++k) searched[order[batches[b].first + k]] = std::move(r[k]);
       }
     } catch (...) {
       failures[w] = std::current_exception();
@@ -208,6 +243,19 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
   for (auto& t : helpers) t.join();
   for (auto& f : failures)
     if (f) std::rethrow_exception(f);
+  std::vector<std::vector<Hypothesis>> results(window.size());
+  for (size_t s = 0; s < segments.size();) {  // a line's segments are consecutive, its parts in order
+    size_t e = s + 1;
+    while (e < segments.size() && segments[e].item == segments[s].item) ++e;
+    if (e - s == 1) {
+      results[segments[s].item] = std::move(searched[s]);
+    } else {
+      std::vector<std::vector<Hypothesis>> parts(searched.begin() + static_cast<std::ptrdiff_t>(s),
+                                                 searched.begin() + static_cast<std::ptrdiff_t>(e));
+      results[segments[s].item] = join_parts(parts, window[segments[s].item].parts, options_.search.attention);
+    }
+    s = e;
+  }
   const bool nbest = options_.search.nbest > 1;
   char buf[32];
   for (size_t i = 0; i < window.size(); ++i) {

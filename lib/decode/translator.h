@@ -30,7 +30,8 @@ struct TranslatorOptions {
   int batch_size = 32;
   int batch_tokens = 0;  // 0: no limit
   int window = 16;       // batches per sorting window
-  int max_src_len = 256;  // pieces (without </s>); longer lines are truncated with a warning
+  int max_src_len = 256;  // pieces (without </s>); a longer line is searched in parts (decode/long_lines.h)
+  bool split_long_lines = true;  // false: truncate a longer line to max_src_len, with a warning
   bool flush = false;
   bool skip_invalid = false;  // invalid UTF-8: warn and write an empty line instead of failing
   AlignmentFormat alignment = AlignmentFormat::none;
@@ -80,8 +81,11 @@ class Translator {
   struct Pending {
     size_t line = 0;  // 0-based
     bool translate = false;
-    std::vector<int32_t> source;  // with </s>
+    std::vector<int32_t> source;              // with </s>; of a split line: its parts' ids, then </s>
+    std::vector<std::vector<int32_t>> parts;  // a line longer than max_src_len: its parts, each with </s>
   };
+  // Splits p's source (from `line`) into parts of at most max_src_len (decode/long_lines.h).
+  void split(Pending& p, const std::string& line, const std::string& where) const;
   void translate_window(std::vector<Pending>& window, const TranslatorOutput& out);
 
   std::vector<nn::Transformer*> models_;

@@ -172,12 +172,72 @@ TEST_CASE("tt-translate: pipes and errors", "[decode][cli]") {
   CHECK(skipped.out.substr(skipped.out.size() - 2) == "\n\n");
   CHECK(skipped.err.find("<stdin>:2") != std::string::npos);
 
-  auto truncated = run_command(translate_cmd("--max-src-len 3"), "a\nA man in a blue shirt is standing on a ladder.\n");
-  CHECK(truncated.status == 0);
-  CHECK(truncated.err.find("<stdin>:2") != std::string::npos);
-  CHECK(truncated.err.find("truncated to 3") != std::string::npos);
-  CHECK(truncated.err.find("<stdin>:1:") == std::string::npos);
+  // Longer than --max-src-len: translated in parts, not truncated (the "never cut" test has the details).
+  auto parts = run_command(translate_cmd("--max-src-len 3"), "a\nA man in a blue shirt is standing on a ladder.\n");
+  CHECK(parts.status == 0);
+  CHECK(count_lines(parts.out) == 2);
+  CHECK(parts.err.find("truncated") == std::string::npos);
   auto ids = run_command(translate_cmd("--input-format ids"), "4 5 99999\n");
   CHECK(ids.status == 1);
   CHECK(ids.err.find("<stdin>:1") != std::string::npos);
+}
+
+TEST_CASE("tt-translate: a line longer than --max-src-len is translated in parts and rejoined, never cut",
+          "[decode][cli]") {
+  const auto& lines = test::trained_fixture().lines;
+  const auto spm = data::SpmTokenizer::load(test::trained_fixture().model_dir + "/spm.model");
+  // Three sentences, each short enough alone, no two together.
+  std::vector<std::string> sentences;
+  size_t longest = 0;
+  for (size_t i = 0; sentences.size() < 3 && i < lines.size(); ++i) {
+    if (lines[i].find_first_of(".!?") != std::string::npos || lines[i].size() < 20) continue;
+    sentences.push_back(lines[i] + ".");
+    longest = std::max(longest, spm.encode_ids(sentences.back()).size());
+  }
+  REQUIRE(sentences.size() == 3);
+  for (const auto& s : sentences) REQUIRE(2 * spm.encode_ids(s).size() > longest);
+  const std::string limit = " --max-src-len " + std::to_string(longest) + " ";
+  const std::string line = sentences[0] + " " + sentences[1] + " " + sentences[2];
+
+  // The parts' ids, in order, are the sentences' translations one after the other.
+  std::string expected;
+  for (const auto& s : sentences) {
+    auto r = run_command(translate_cmd("-q --output-format ids"), s + "\n");
+    REQUIRE(r.status == 0);
+    std::string ids = r.out.substr(0, r.out.size() - 1);
+    if (!ids.empty()) expected += (expected.empty() ? "" : " ") + ids;
+  }
+  auto joined = run_command(translate_cmd("--output-format ids" + limit), line + "\n");
+  REQUIRE(joined.status == 0);
+  CHECK(joined.out == expected + "\n");
+  CHECK(joined.err.find("truncated") == std::string::npos);
+
+  // Scores: with --length-penalty none, the line's log-probability is the sum of its parts'.
+  double sum = 0;
+  for (const auto& s : sentences) {
+    auto r = run_command(translate_cmd("-q --length-penalty none --scores-file /dev/stderr"), s + "\n");
+    sum += std::stod(r.err);
+  }
+  auto scored = run_command(translate_cmd("-q --length-penalty none --scores-file /dev/stderr" + limit), line + "\n");
+  CHECK(std::stod(scored.err) == Approx(sum).margin(1e-4));
+
+  // n-best: N entries for the line, the first one the best joined translation.
+  auto nbest = run_command(translate_cmd("-q --output-format ids --nbest 2" + limit), line + "\n");
+  REQUIRE(count_lines(nbest.out) == 2);
+  CHECK(nbest.out.rfind("0 ||| " + expected + " ||| ", 0) == 0);
+
+  // 2,000 words with and without sentence ends, between short lines: one line out for each line in, the
+  // same bytes for any batch size and worker count.
+  std::string words, sentences_text;
+  for (int i = 0; i < 2000; ++i) {
+    words += lines[static_cast<size_t>(i) % lines.size()].substr(0, lines[static_cast<size_t>(i) % lines.size()].find(' ')) + " ";
+    sentences_text += (i % 12 == 11) ? "end. " : "word ";
+  }
+  const std::string in = lines[0] + "\n" + words + "\n" + lines[1] + "\n" + sentences_text + "\n";
+  auto one = run_command(translate_cmd("--batch-size 1 --output-format ids"), in);
+  REQUIRE(one.status == 0);
+  CHECK(count_lines(one.out) == 4);
+  CHECK(one.err.find("truncated") == std::string::npos);
+  auto many = run_command(translate_cmd("-q --batch-size 64 --output-format ids", 2), in);
+  CHECK(many.out == one.out);
 }
