@@ -59,7 +59,7 @@ CorpusRun::CorpusRun(const CorpusRunSpec& spec, backend::Backend& backend, dist:
   check_training_fits(config_, batch, backend_.device() == tensor::Device::cpu ? nn::physical_memory_bytes() : 0);
   log_path_ = options_.log.empty() ? (fs::path(run_dir_) / "log.jsonl").string() : options_.log;
   if (comm_.is_root()) {
-    check_run_dir_writable(run_dir_);
+    take_run_dir();
     log_.emplace(log_path_);
   } else {
     log_.emplace();  // discards
@@ -71,6 +71,15 @@ CorpusRun::CorpusRun(const CorpusRunSpec& spec, backend::Backend& backend, dist:
 
 CorpusRun::~CorpusRun() = default;
 
+// Rank 0 makes the run directory its own before it writes there.
+void CorpusRun::take_run_dir() {
+  if (!lock_) {  // a fresh run: checked before the lock for a quick refusal, and now for certain
+    lock_.emplace(run_dir_);
+    check_new_run_dir(run_dir_);
+  }
+  check_run_dir_writable(run_dir_);
+}
+
 // Where the run stands and its options: the checkpoint's when resuming, else the given ones.
 void CorpusRun::set_up_run(const CorpusRunSpec& spec) {
   options_ = spec.options;
@@ -78,6 +87,10 @@ void CorpusRun::set_up_run(const CorpusRunSpec& spec) {
   target_spm_ = options_.data.target_spm;
   if (!spec.resume_dir.empty()) {
     run_dir_ = spec.resume_dir;
+    if (comm_.is_root()) {
+      last_checkpoint(run_dir_);  // a directory without a run gets no lock file
+      lock_.emplace(run_dir_);    // before reading: a run writing there would move RUN/last meanwhile
+    }
     const ResumePoint point = find_resume_point(run_dir_);
     resume_from_ = point.checkpoint;
     state_ = point.state;

@@ -2,9 +2,13 @@
 // options.run.run_dir, or the run in resume_dir continued from its last checkpoint (train/resume.h).
 // Everything is checked before anything is written: the run directory, the SentencePiece models and
 // the vocabulary sizes, the length limits, whether the model and one batch fit in memory, and that the
-// run directory can be written. Then the corpora are read and tokenised, the model is built (initialised
-// or loaded with its optimizer state and data position) and the "start" record goes to the log.
-// Data parallel: every rank reads the data (and, resuming, the checkpoint) itself; rank 0 alone writes.
+// run directory can be written. The run directory is locked for the run's lifetime (train/run_lock.h):
+// resuming, before the checkpoint is read; a fresh run, once the checks pass, and then checked again for
+// a run that another process may have put there meanwhile. Then the corpora are read and tokenised, the
+// model is built (initialised or loaded with its optimizer state and data position) and the "start"
+// record goes to the log.
+// Data parallel: every rank reads the data (and, resuming, the checkpoint) itself; rank 0 alone locks
+// and writes.
 #pragma once
 
 #include <memory>
@@ -21,6 +25,7 @@
 #include "nn/transformer.h"
 #include "train/batch_source.h"
 #include "train/run_config.h"
+#include "train/run_lock.h"
 #include "train/run_log.h"
 #include "train/run_vocab.h"
 #include "train/trainer.h"
@@ -66,9 +71,11 @@ class CorpusRun {
   void set_up_vocabulary(const CorpusRunSpec& spec);
   void set_up_data();
   void set_up_model();
+  void take_run_dir();
 
   backend::Backend& backend_;
   dist::Communicator& comm_;
+  std::optional<RunLock> lock_;  // rank 0; released last
   std::string precision_, precision_words_;
   int threads_ = 1;
   RunConfig options_;

@@ -2,9 +2,11 @@
 // the bit, refusals that leave the run untouched, Ctrl-C / SIGTERM on a real child process, and the errors.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -384,4 +386,54 @@ TEST_CASE("tt-train --resume: a resumed run saves more often than --keep-last ke
   CHECK(checkpoint_names(run) == std::set<std::string>{"step-000007", "step-000008"});
   CHECK(complete_checkpoint(run + "/last"));
   CHECK(read_file(run + "/last/spm.model") == read_file(fx.spm));
+}
+
+TEST_CASE("tt-train: one run directory takes one tt-train at a time", "[tt-train][lock]") {
+  Fixture fx;
+  const std::string run = fx.run("run");
+  // Held here as a running tt-train holds it.
+  fs::create_directories(run);
+  const int fd = ::open((run + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  const std::string pid = std::to_string(::getpid());
+  REQUIRE(::write(fd, pid.data(), pid.size()) == static_cast<ssize_t>(pid.size()));
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --max-steps 2 -o " + q(run));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("tt-train: error: " + run + " is in use") && Catch::Contains("pid " + pid));
+  CHECK_FALSE(fs::exists(run + "/checkpoints"));
+  CHECK_FALSE(fs::exists(run + "/log.jsonl"));
+  ::close(fd);  // released: the run goes ahead, and a resume of it is refused while the lock is held again
+
+  r = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --max-steps 2 -o " + q(run));
+  REQUIRE(r.status == 0);
+  CHECK(read_file(run + "/lock").empty());  // no holder
+  const std::string before = listing(run);
+  const int again = ::open((run + "/lock").c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(::flock(again, LOCK_EX | LOCK_NB) == 0);
+  REQUIRE(::write(again, pid.data(), pid.size()) == static_cast<ssize_t>(pid.size()));
+  r = run_command(tool("tt-train") + " --resume " + q(run) + " -q --max-steps 4");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains(run + " is in use") && Catch::Contains("pid " + pid));
+  REQUIRE(::ftruncate(again, 0) == 0);
+  ::close(again);
+  CHECK(listing(run) == before);
+
+  // Two fresh runs into one new directory, started together: one trains, the other is refused cleanly
+  // (the run directory is locked, or it already holds the winner's run).
+  const std::string both = fx.run("both");
+  const std::string args = tiny_model + " --train " + fx.en + " " + fx.de + " --spm " + fx.spm +
+                           " --batch-tokens 150 --threads 1 --device cpu -q --max-steps 20 -o " + both;
+  const pid_t a = spawn(args, fx.run("a.out"), fx.run("a.err"));
+  const pid_t b = spawn(args, fx.run("b.out"), fx.run("b.err"));
+  const int status_a = exit_status(a), status_b = exit_status(b);
+  INFO(read_file(fx.run("a.err")) + read_file(fx.run("b.err")));
+  CHECK(std::min(status_a, status_b) == 0);
+  CHECK(std::max(status_a, status_b) == 1);
+  const std::string loser = read_file(fx.run(status_a == 0 ? "b.err" : "a.err"));
+  CHECK_THAT(loser, Catch::Contains("is in use") || Catch::Contains("already holds a training run"));
+  CHECK(complete_checkpoint(both + "/last"));
+  const auto log = log_records(both + "/log.jsonl");
+  CHECK(std::count_if(log.begin(), log.end(), [](auto& j) { return j["type"] == "start"; }) == 1);
+  CHECK(log.back()["step"] == 20);
 }
