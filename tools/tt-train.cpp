@@ -214,6 +214,7 @@ int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const M
   const auto comm = tt::dist::make_communicator("tt-train");
   auto backend = tt::backend::make_backend(f.common.device, f.common.threads);
   tt::train::CorpusRun run(spec, *backend, *comm);
+  for (const std::string& note : run.notes()) std::cerr << "tt-train: note: " << note << "\n";  // even with -q
   if (!f.common.quiet && comm->is_root())
     for (const std::string& line : run.summary()) std::cerr << "tt-train: " << line << "\n";
   tt::train::ProgressPrinter progress(std::cerr, f.common.quiet, ::isatty(2) != 0);

@@ -131,10 +131,15 @@ void prune_checkpoints(const std::string& run_dir, int keep_last) {
   const std::string best = link_target(run_dir, "best"), last = link_target(run_dir, "last");
   for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) {
     if (all[i].second == best || all[i].second == last) continue;
+    // Renamed to a temporary name first, so that a kill mid-removal leaves a temporary for the next run
+    // to remove (train/stale_temporaries.h), never a half-deleted checkpoint that looks like one.
+    const std::string path = (fs::path(run_dir) / all[i].second).string();
+    const std::string doomed = util::temp_path_beside(path);
+    if (std::rename(path.c_str(), doomed.c_str()) != 0)
+      throw IoError("cannot remove old checkpoint " + path + ": " + std::strerror(errno));
     std::error_code ec;
-    fs::remove_all(fs::path(run_dir) / all[i].second, ec);
-    if (ec) throw IoError("cannot remove old checkpoint " + (fs::path(run_dir) / all[i].second).string() + ": " +
-                          ec.message());
+    fs::remove_all(doomed, ec);
+    if (ec) throw IoError("cannot remove old checkpoint " + path + " (renamed " + doomed + "): " + ec.message());
   }
 }
 

@@ -11,6 +11,7 @@
 #include "train/resume.h"
 #include "train/run_dir.h"
 #include "train/run_report.h"
+#include "train/stale_temporaries.h"
 #include "train/valid_bleu.h"
 #include "util/error.h"
 #include "util/text_io.h"
@@ -61,6 +62,9 @@ CorpusRun::CorpusRun(const CorpusRunSpec& spec, backend::Backend& backend, dist:
   if (comm_.is_root()) {
     take_run_dir();
     log_.emplace(log_path_);
+    if (log_->dropped_bytes() > 0)
+      notes_.push_back(log_path_ + ": dropped a partial last line (" + std::to_string(log_->dropped_bytes()) +
+                       " bytes) left by an interrupted run");
   } else {
     log_.emplace();  // discards
   }
@@ -76,6 +80,14 @@ void CorpusRun::take_run_dir() {
   if (!lock_) {  // a fresh run: checked before the lock for a quick refusal, and now for certain
     lock_.emplace(run_dir_);
     check_new_run_dir(run_dir_);
+  }
+  const std::vector<std::string> removed = remove_stale_temporaries(run_dir_);
+  if (!removed.empty()) {
+    std::string names;
+    for (const std::string& path : removed) names += (names.empty() ? "" : ", ") + path;
+    notes_.push_back(run_dir_ + ": removed " + std::to_string(removed.size()) +
+                     (removed.size() == 1 ? " temporary" : " temporaries") + " left by interrupted runs (" + names +
+                     ")");
   }
   check_run_dir_writable(run_dir_);
 }

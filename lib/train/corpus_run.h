@@ -4,9 +4,10 @@
 // the vocabulary sizes, the length limits, whether the model and one batch fit in memory, and that the
 // run directory can be written. The run directory is locked for the run's lifetime (train/run_lock.h):
 // resuming, before the checkpoint is read; a fresh run, once the checks pass, and then checked again for
-// a run that another process may have put there meanwhile. Then the corpora are read and tokenised, the
-// model is built (initialised or loaded with its optimizer state and data position) and the "start"
-// record goes to the log.
+// a run that another process may have put there meanwhile. Holding the lock, the run tidies what killed
+// runs left (train/stale_temporaries.h, a partial last log line). Then the corpora are read and
+// tokenised, the model is built (initialised or loaded with its optimizer state and data position) and
+// the "start" record goes to the log.
 // Data parallel: every rank reads the data (and, resuming, the checkpoint) itself; rank 0 alone locks
 // and writes.
 #pragma once
@@ -65,6 +66,8 @@ class CorpusRun {
   const nlohmann::json& start_record() const { return start_; }
   // What the run is, for people: device, model, corpora, batches, where it writes.
   std::vector<std::string> summary() const;
+  // What the run repaired in its directory before starting (what killed runs left), for people.
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   void set_up_run(const CorpusRunSpec& spec);
@@ -91,6 +94,7 @@ class CorpusRun {
   std::unique_ptr<nn::Transformer> model_;
   std::unique_ptr<Trainer> trainer_;
   nlohmann::json start_;
+  std::vector<std::string> notes_;
 };
 
 // The run's options against its model: max_len within the model's positions, keep_last at least 1.

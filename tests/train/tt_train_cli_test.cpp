@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -364,6 +365,14 @@ TEST_CASE("tt-train: the validation BLEU is tt-translate --beam 1 scored by tt-b
 
 namespace {
 
+// The PID of a process that has exited (and been reaped): no process has it, for now.
+pid_t dead_pid() {
+  const pid_t pid = fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
 std::set<std::string> checkpoint_names(const std::string& run) {
   std::set<std::string> names;
   for (const auto& e : fs::directory_iterator(run + "/checkpoints")) names.insert(e.path().filename().string());
@@ -436,4 +445,49 @@ TEST_CASE("tt-train: one run directory takes one tt-train at a time", "[tt-train
   const auto log = log_records(both + "/log.jsonl");
   CHECK(std::count_if(log.begin(), log.end(), [](auto& j) { return j["type"] == "start"; }) == 1);
   CHECK(log.back()["step"] == 20);
+}
+
+TEST_CASE("tt-train --resume: a partial last line of the log (a crash mid-write) is dropped, with a note",
+          "[tt-train][resume]") {
+  Fixture fx;
+  const std::string run = fx.run("run");
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --max-steps 2 -o " + q(run));
+  REQUIRE(r.status == 0);
+  const std::string complete = read_file(run + "/log.jsonl");
+  std::ofstream(run + "/log.jsonl", std::ios::app) << R"({"type":"train","step":3,"lo)";
+  r = run_command(tool("tt-train") + " --resume " + q(run) + " -q --max-steps 3");
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.err, Catch::Contains("tt-train: note: " + run + "/log.jsonl: dropped a partial last line (28 bytes)"));
+  const std::string log = read_file(run + "/log.jsonl");
+  CHECK(log.substr(0, complete.size()) == complete);
+  const auto records = log_records(run + "/log.jsonl");  // every line parses
+  CHECK(records.back()["type"] == "end");
+  CHECK(records.back()["step"] == 3);
+  // A log that ends cleanly is left alone, without a note.
+  r = run_command(tool("tt-train") + " --resume " + q(run) + " -q --max-steps 4");
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("tt-train --resume: temporaries that killed runs left in the run directory are removed",
+          "[tt-train][resume]") {
+  Fixture fx;
+  const std::string run = fx.run("run");
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --max-steps 2 -o " + q(run));
+  REQUIRE(r.status == 0);
+  // What kill -9 leaves mid-save: a checkpoint being written, a link being replaced (util::temp_path_beside).
+  const std::string dead = std::to_string(dead_pid()), live = std::to_string(::getpid());
+  const std::string written = run + "/checkpoints/step-000003.tmp." + dead + ".4";
+  fs::create_directories(written);
+  std::ofstream(written + "/model.safetensors") << "half a model";
+  fs::create_directory_symlink("checkpoints/step-000003", run + "/last.tmp." + dead + ".7");
+  const std::string other = run + "/checkpoints/step-000003.tmp." + live + ".0";  // a live process's: kept
+  fs::create_directories(other);
+  r = run_command(tool("tt-train") + " --resume " + q(run) + " -q --max-steps 3");
+  REQUIRE(r.status == 0);
+  CHECK_FALSE(fs::exists(written));
+  CHECK_FALSE(fs::exists(fs::symlink_status(run + "/last.tmp." + dead + ".7")));
+  CHECK(fs::exists(other));
+  CHECK_THAT(r.err, Catch::Contains("tt-train: note: " + run + ": removed 2 temporaries left by interrupted runs"));
+  CHECK(complete_checkpoint(run + "/last"));
 }
