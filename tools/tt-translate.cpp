@@ -22,6 +22,7 @@
 #include "cli/openmp_env.h"
 #include "cli/run_tool.h"
 #include "data/spm_tokenizer.h"
+#include "decode/score_run.h"
 #include "decode/translator.h"
 #include "io/model_dir.h"
 #include "io/model_vocab.h"
@@ -37,6 +38,9 @@ struct Flags {
   std::string input_format = "text", output_format = "text";
   std::string alignment = "none";
   std::string scores_file;
+  std::string score;  // --score FILE: score these targets instead of searching
+  bool token_scores = false;
+  std::string score_feature = "tt=";
   std::string compute_type = "float32";
   int workers = 0;  // 0: auto (cli/decode_workers.h)
   bool scores = false;
@@ -73,6 +77,15 @@ int translate_main(int argc, char** argv) {
   app.add_option("--scores-file", f.scores_file, "Write the score of each line to FILE")->group(g);
   app.add_option("--alignment", f.alignment, "Append ' ||| ' and alignments: hard or soft (Marian's formats)")
       ->check(CLI::IsMember({"none", "hard", "soft"}))->group(g);
+  const std::string sc = "Scoring given translations";
+  app.add_option("--score", f.score,
+                 "Print the model's score of FILE's translations instead of searching: one target line per input "
+                 "line ('LOG_PROB SCORE'), or a Moses n-best list (its lines with the score appended as a feature)")
+      ->type_name("FILE")->group(sc);
+  app.add_flag("--token-scores", f.token_scores, "With --score: append ' ||| ' and each token's log-probability")
+      ->group(sc);
+  app.add_option("--score-feature", f.score_feature, "With --score on an n-best list: the feature's name")
+      ->capture_default_str()->group(sc);
   tt::cli::add_sampling_options(app, d, "Sampling");
   tt::cli::add_seed_option(app, common, "Sampling seed (the same seed, the same samples)")->group("Sampling");
   tt::cli::add_batching_options(app, d, "Batching");
@@ -99,6 +112,11 @@ int translate_main(int argc, char** argv) {
   o.output_format = tt::decode::parse_text_format(f.output_format);
   o.alignment = tt::decode::parse_alignment_format(f.alignment);
   if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;  // interactive: line at a time
+  if (!f.score.empty() && (o.search.sampling || o.search.nbest > 1 || f.alignment != "none"))
+    throw tt::UsageError("--score scores given translations: it does not combine with --sampling, --nbest or "
+                         "--alignment");
+  if ((f.token_scores || app.count("--score-feature")) && f.score.empty())
+    throw tt::UsageError(std::string(f.token_scores ? "--token-scores" : "--score-feature") + " needs --score FILE");
 
   const int threads = tt::cli::resolve_threads(common.threads);
   if (f.workers > threads)
@@ -207,6 +225,16 @@ int translate_main(int argc, char** argv) {
   };
   out.flush = [] { tt::util::flush_stdout(); };
   tt::util::LineReader in(f.input);
+  if (!f.score.empty()) {
+    tt::decode::ScoreRunOptions so;
+    so.token_scores = f.token_scores;
+    so.feature = f.score_feature;
+    tt::decode::ScoreRun scoring(models, translator, vocab.target ? &*vocab.target : nullptr, o, so);
+    tt::util::LineReader targets(f.score);
+    scoring.run(in, targets, out);
+    tt::util::flush_stdout();
+    return 0;
+  }
   translator.run(in, out);
   tt::util::flush_stdout();
   if (scores_out.is_open() && !scores_out.flush())

@@ -241,3 +241,71 @@ TEST_CASE("tt-translate: a line longer than --max-src-len is translated in parts
   auto many = run_command(translate_cmd("-q --batch-size 64 --output-format ids", 2), in);
   CHECK(many.out == one.out);
 }
+
+TEST_CASE("tt-translate --score: the search's own output scores as the search scored it, n-best lists too",
+          "[decode][cli]") {
+  test::TmpDir tmp;
+  const auto spm = data::SpmTokenizer::load(test::trained_fixture().model_dir + "/spm.model");
+  std::string pieces;  // sources as pieces, so that the targets are read back as the very ids searched
+  for (size_t i = 0; i < 40; ++i) {
+    std::string line;
+    for (const auto& p : spm.encode_pieces(test::trained_fixture().lines[i])) line += (line.empty() ? "" : " ") + p;
+    pieces += line + "\n";
+  }
+  const std::string pieces_flags = " -q --input-format pieces --output-format pieces ";
+  const std::string model = test::trained_fixture().model_dir;
+  for (const std::string penalty : {"none", "gnmt"}) {
+    const std::string lp = " --length-penalty " + penalty;
+    auto search = run_command(translate_cmd(pieces_flags + lp + " --scores-file " + tmp.file("s")), pieces);
+    REQUIRE(search.status == 0);
+    tmp.write("hyps", search.out);
+    auto scored = run_command(translate_cmd(pieces_flags + lp + " --score " + tmp.file("hyps")), pieces);
+    REQUIRE(scored.status == 0);
+    std::istringstream scores(test::read_file(tmp.file("s"))), lines(scored.out);
+    std::string expected, log_prob, score;
+    size_t n = 0;
+    for (; scores >> expected && lines >> log_prob >> score; ++n) {
+      CHECK(score == expected);
+      if (penalty == "none") CHECK(log_prob == expected);
+    }
+    CHECK(n == 40);
+    auto batch1 = run_command(translate_cmd(pieces_flags + lp + " --batch-size 1 --score " + tmp.file("hyps")), pieces);
+    auto batch64 = run_command(translate_cmd(pieces_flags + lp + " --batch-size 64 --score " + tmp.file("hyps"), 2), pieces);
+    CHECK(batch1.out == scored.out);
+    CHECK(batch64.out == scored.out);
+  }
+  // Per-token log-probabilities sum to the total (</s> last).
+  auto tokens = run_command(translate_cmd(pieces_flags + "--length-penalty none --token-scores --score " + tmp.file("hyps")), pieces);
+  std::istringstream first(tokens.out.substr(0, tokens.out.find('\n')));
+  double total = 0, score = 0, sum = 0;
+  std::string bars;
+  first >> total >> score >> bars;
+  CHECK(bars == "|||");
+  for (double x; first >> x;) sum += x;
+  CHECK(sum == Approx(total).margin(1e-4));
+
+  // A Moses n-best list, scored by an ensemble of the model with itself: each line gets its own score back.
+  auto nbest = run_command(tool("tt-translate") + " -m " + quoted(model) + " " + quoted(model) +
+                               " --threads 1 --max-len-b 5 --beam 3 --nbest 3" + pieces_flags, pieces);
+  REQUIRE(nbest.status == 0);
+  tmp.write("nbest", nbest.out);
+  auto rescored = run_command(tool("tt-translate") + " -m " + quoted(model) + " " + quoted(model) +
+                                  " --threads 1 --score-feature ens=" + pieces_flags + "--score " + tmp.file("nbest"),
+                              pieces);
+  REQUIRE(rescored.status == 0);
+  std::istringstream in(nbest.out), out(rescored.out);
+  size_t entries = 0;
+  for (std::string a, b; std::getline(in, a) && std::getline(out, b); ++entries) {
+    const std::string own = a.substr(a.rfind(" ||| ") + 5);
+    CHECK(b == a + " ens= " + own);
+  }
+  CHECK(entries == 120);
+
+  // Misuse: usage errors before any model is read; a target line missing is an error naming the files.
+  CHECK(run_command(translate_cmd("--score x --nbest 2 --beam 2"), "a\n").status == 2);
+  CHECK(run_command(translate_cmd("--token-scores"), "a\n").status == 2);
+  tmp.write("one", "a\n");
+  auto fewer = run_command(translate_cmd("-q --score " + tmp.file("one")), "a\nb\n");
+  CHECK(fewer.status == 1);
+  CHECK(fewer.err.find(tmp.file("one")) != std::string::npos);
+}
