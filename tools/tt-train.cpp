@@ -78,7 +78,8 @@ void add_flags(CLI::App& app, Flags& f) {
       ->capture_default_str()->group(d);
   app.add_option("--max-len-ratio", rc.data.filter.max_len_ratio, "Drop pairs whose length ratio exceeds R (0: off)")
       ->check(CLI::NonNegativeNumber)->group(d);
-  app.add_option("--batch-tokens", rc.data.batch_tokens, "Padded source and target tokens per batch, at most")
+  app.add_option("--batch-tokens", rc.data.batch_tokens,
+                 "Padded source and target tokens per batch, at most (a longer pair is a batch of its own)")
       ->check(CLI::PositiveNumber)->capture_default_str()->group(d);
 
   const char* r = "Recipe";

@@ -123,6 +123,20 @@ std::string link_target(const std::string& run_dir, const char* name) {
   return ec ? std::string() : target.lexically_normal().string();
 }
 
+// "checkpoints/step-NNNNNN" of the highest step whose files are all there; "" when there is none.
+std::string newest_intact(const std::string& run_dir) {
+  const auto all = list_checkpoints(run_dir);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    const fs::path dir = fs::path(run_dir) / it->second;
+    std::error_code ec;
+    bool intact = true;
+    for (const char* file : {io::config_file_name, io::weights_file_name, optimizer_file_name, trainer_state_file_name})
+      intact = intact && fs::is_regular_file(dir / file, ec);
+    if (intact) return it->second;
+  }
+  return {};
+}
+
 }  // namespace
 
 void prune_checkpoints(const std::string& run_dir, int keep_last) {
@@ -143,13 +157,27 @@ void prune_checkpoints(const std::string& run_dir, int keep_last) {
   }
 }
 
+std::string newest_intact_checkpoint(const std::string& run_dir) {
+  const std::string relative = newest_intact(run_dir);
+  return relative.empty() ? relative : (fs::path(run_dir) / relative).string();
+}
+
 std::string last_checkpoint(const std::string& run_dir) {
   const fs::path link = fs::path(run_dir) / "last";
   std::error_code ec;
-  if (!fs::is_symlink(link, ec) || !fs::is_directory(link, ec))
-    throw IoError(run_dir + " has no checkpoint to resume (" + link.string() + " is missing)",
+  if (fs::is_symlink(link, ec) && fs::is_directory(link, ec))
+    return (fs::path(run_dir) / link_target(run_dir, "last")).string();
+  const std::string newest = newest_intact(run_dir);
+  const std::string what = fs::is_symlink(link, ec)
+                               ? link.string() + " points to " + link_target(run_dir, "last") + ", which is missing"
+                               : link.string() + " is missing";
+  if (newest.empty())
+    throw IoError(run_dir + " has no checkpoint to resume (" + what + ")",
                   "give the run directory a previous tt-train -o wrote, after its first checkpoint");
-  return (fs::path(run_dir) / link_target(run_dir, "last")).string();
+  // A link that is gone or points nowhere (a checkpoint deleted by hand, a file system that could not
+  // replace a directory in one step): the user chooses where to go on from; the hint says where one can.
+  throw IoError(what, "the newest intact checkpoint is " + (fs::path(run_dir) / newest).string() + ": point " +
+                          link.string() + " at it (ln -sfn " + newest + " " + link.string() + ") and resume");
 }
 
 TrainerState load_trainer_state(const std::string& checkpoint_dir) {

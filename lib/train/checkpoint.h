@@ -68,8 +68,11 @@ std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string&
 // Deletes all but the newest `keep_last` checkpoints, never the one RUN/best or RUN/last points to.
 void prune_checkpoints(const std::string& run_dir, int keep_last);
 
-// The checkpoint directory RUN/last points to. Throws tt::IoError when RUN has no usable checkpoint.
+// The checkpoint directory RUN/last points to. Throws tt::IoError when RUN has no usable checkpoint; when
+// RUN/last is missing or points to a checkpoint that is gone, the hint names the newest intact one.
 std::string last_checkpoint(const std::string& run_dir);
+// RUN/checkpoints/step-NNNNNN of the highest step whose files are all there; "" when there is none.
+std::string newest_intact_checkpoint(const std::string& run_dir);
 TrainerState load_trainer_state(const std::string& checkpoint_dir);
 // Restores Adam's moments and step from checkpoint_dir/optimizer.safetensors (FormatError naming the file
 // on a size mismatch).

@@ -196,10 +196,15 @@ std::vector<std::string> CorpusRun::summary() const {
                   (config_.shared_vocab ? " shared" : " / " + std::to_string(config_.vocab_size_tgt)) + ")");
   lines.push_back(corpus_line("training", corpus_->stats()));
   if (valid_corpus_) lines.push_back(corpus_line("validation", valid_corpus_->stats()));
-  char line[200];
-  std::snprintf(line, sizeof line, "%lld batches per epoch of <= %lld tokens a side, %.1f%% padding",
+  // A pair longer than the bound is never dropped: it makes a batch of its own, past the bound.
+  const int64_t longer = batches_->batcher().oversize_pairs();
+  const std::string oversize =
+      longer == 0 ? "" : " (" + std::to_string(longer) + (longer == 1 ? " pair" : " pairs") + " longer, in batches of one)";
+  char line[240];
+  std::snprintf(line, sizeof line, "%lld batches per epoch of <= %lld tokens a side%s, %.1f%% padding",
                 static_cast<long long>(batches_->batches_per_epoch()),
-                static_cast<long long>(options_.data.batch_tokens), 100 * batches_->batcher().padding_fraction());
+                static_cast<long long>(options_.data.batch_tokens), oversize.c_str(),
+                100 * batches_->batcher().padding_fraction());
   lines.push_back(line);
   if (!resume_from_.empty()) lines.push_back("resuming " + resume_from_ + " at step " + std::to_string(state_.step));
   lines.push_back("writing " + run_dir_ + " (log " + log_path_ + ")");

@@ -148,6 +148,39 @@ TEST_CASE("links are replaced atomically, pruning keeps the last K and whatever 
   CHECK(entries == 3);  // checkpoints, best, last: no temporary links left
 }
 
+TEST_CASE("last_checkpoint: a missing or dangling RUN/last names the newest intact checkpoint", "[checkpoint]") {
+  TmpDir tmp;
+  const std::string run = tmp.path();
+  auto make = [&](int step, bool intact) {
+    const std::string dir = run + "/" + tt::train::checkpoint_path(step);
+    fs::create_directories(dir);
+    for (const char* f : {"config.json", "model.safetensors", "optimizer.safetensors", "trainer.json"})
+      if (intact || std::string(f) != "trainer.json") tmp.write(dir.substr(run.size() + 1) + "/" + f, "{}");
+  };
+  make(10, true);
+  make(20, true);
+  make(30, false);  // not all there
+  CHECK(tt::train::newest_intact_checkpoint(run) == run + "/checkpoints/step-000020");
+  auto hint_of = [&] {
+    try {
+      tt::train::last_checkpoint(run);
+    } catch (const tt::IoError& e) {
+      return std::string(e.what()) + " | " + e.hint();
+    }
+    return std::string("no error");
+  };
+  CHECK(hint_of() == run + "/last is missing | the newest intact checkpoint is " + run +
+                         "/checkpoints/step-000020: point " + run + "/last at it (ln -sfn checkpoints/step-000020 " +
+                         run + "/last) and resume");
+  tt::train::set_link(run, "last", "checkpoints/step-000040");
+  CHECK(hint_of() == run + "/last points to checkpoints/step-000040, which is missing | the newest intact checkpoint is " +
+                         run + "/checkpoints/step-000020: point " + run + "/last at it (ln -sfn checkpoints/step-000020 " +
+                         run + "/last) and resume");
+  fs::remove_all(run + "/checkpoints");
+  CHECK_THAT(hint_of(), Catch::StartsWith(run + " has no checkpoint to resume (" + run + "/last points to"));
+  CHECK(tt::train::newest_intact_checkpoint(run).empty());
+}
+
 TEST_CASE("run options round-trip through JSON, floats written as people write them", "[checkpoint]") {
   tt::train::RunConfig c;
   c.data.train_src = "/data/train.en";

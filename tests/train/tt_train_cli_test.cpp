@@ -491,3 +491,24 @@ TEST_CASE("tt-train --resume: temporaries that killed runs left in the run direc
   CHECK_THAT(r.err, Catch::Contains("tt-train: note: " + run + ": removed 2 temporaries left by interrupted runs"));
   CHECK(complete_checkpoint(run + "/last"));
 }
+
+TEST_CASE("tt-train --resume: a dangling last names the newest intact checkpoint", "[tt-train][resume]") {
+  Fixture fx;
+  const std::string run = fx.run("run");
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --max-steps 3 --save-every 1 -o " + q(run));
+  REQUIRE(r.status == 0);
+  fs::remove_all(run + "/checkpoints/step-000003");
+  r = run_command(tool("tt-train") + " --resume " + q(run) + " -q --max-steps 4");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains(run + "/last points to checkpoints/step-000003, which is missing") &&
+                        Catch::Contains("hint: the newest intact checkpoint is " + run + "/checkpoints/step-000002") &&
+                        Catch::Contains("ln -sfn checkpoints/step-000002 " + run + "/last"));
+}
+
+TEST_CASE("tt-train: --batch-tokens below a pair's length says that pair is a batch of its own", "[tt-train][run]") {
+  Fixture fx;
+  auto r = run_command(tool("tt-train") + tiny_model + " --train " + q(fx.en) + " " + q(fx.de) + " --spm " + q(fx.spm) +
+                       " --batch-tokens 1 --threads 1 --device cpu --max-steps 1 -o " + q(fx.run("run")));
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.err, Catch::Contains("40 batches per epoch of <= 1 tokens a side (40 pairs longer, in batches of one)"));
+}
