@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -164,6 +165,19 @@ void check_request(const Flags& f) {
   }
 }
 
+// Option values the library refuses before reading anything (out of range, at odds with another option)
+// are usage errors, exit 2 (man 7 tt), like the values CLI11 refuses; named by flag, with the hint.
+void check_usage(const tt::cli::FlagNames& flag_for, const std::function<void()>& check) {
+  try {
+    check();
+  } catch (tt::ConfigError& e) {
+    e.name_options(flag_for);
+    std::cerr << "tt-train: error: " << e.what() << "\n";
+    if (!e.hint().empty()) std::cerr << "tt-train: hint: " << e.hint() << "\n";
+    throw tt::cli::ExitRequest{2};
+  }
+}
+
 // preset < --config file (or --init's or the resumed run's config) < flags.
 ModelConfig resolve_model(const CLI::App& app, const Flags& f) {
   ModelConfig config = tt::nn::preset(f.preset);
@@ -211,6 +225,7 @@ int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const M
   spec.vocab = {f.model.vocab_size, f.model.src_vocab_size, f.model.tgt_vocab_size};
   spec.precision = f.precision;
   spec.threads = tt::cli::resolve_threads(f.common.threads);
+  if (f.resume.empty()) check_usage(flag_for, [&] { tt::train::check_run_config(rc, config); });
 
   const auto comm = tt::dist::make_communicator("tt-train");
   auto backend = tt::backend::make_backend(f.common.device, f.common.threads);
@@ -230,7 +245,7 @@ int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const M
   return result.reason == tt::train::StopReason::signal ? tt::util::SignalGuard::exit_status(result.signal) : 0;
 }
 
-int synthetic_main(const ModelConfig& config, const Flags& f) {
+int synthetic_main(const tt::cli::FlagNames& flag_for, const ModelConfig& config, const Flags& f) {
   tt::train::SyntheticOptions o;
   o.steps = f.synthetic_steps;
   o.batch_size = f.batch_size;
@@ -240,7 +255,7 @@ int synthetic_main(const ModelConfig& config, const Flags& f) {
   o.warmup_steps = f.run.trainer.schedule.warmup_steps;
   o.lr_scale = f.run.trainer.schedule.scale;
   o.task = f.task == "copy" ? tt::train::SyntheticTask::copy : tt::train::SyntheticTask::random;
-  tt::train::check_synthetic_options(config, o);
+  check_usage(flag_for, [&] { tt::train::check_synthetic_options(config, o); });
   const auto comm = tt::dist::make_communicator("tt-train");
   auto backend = tt::backend::make_backend(f.common.device, f.common.threads);
   const int longest = std::max(o.src_len, o.tgt_len);
@@ -300,7 +315,7 @@ int train_main(int argc, char** argv) {
       std::cout << out.dump() << "\n";
       return 0;
     }
-    return synthetic_main(config, f);
+    return synthetic_main(flag_for, config, f);
   });
 }
 

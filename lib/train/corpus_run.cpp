@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "io/model_dir.h"
 #include "nn/config.h"
@@ -28,7 +29,12 @@ void check_run_config(const RunConfig& o, const nn::ModelConfig& model) {
     throw ConfigError(option_ref("max_len") + " " + std::to_string(max_len) + " needs max_positions > " +
                           std::to_string(max_len) + " (the model has " + std::to_string(model.max_positions) + ")",
                       "lower " + option_ref("max_len") + " or raise " + option_ref("max_positions"));
+  if (o.data.batch_tokens < 1 || o.data.batch_tokens > std::numeric_limits<int32_t>::max())
+    throw ConfigError(option_ref("batch_tokens") + " (" + std::to_string(o.data.batch_tokens) +
+                      ") must be between 1 and " + std::to_string(std::numeric_limits<int32_t>::max()));
   if (o.run.keep_last < 1) throw ConfigError(option_ref("keep_last") + " must be at least 1");
+  check_trainer_options(o.trainer);
+  if (model.d_model > 0) LrSchedule(model.d_model, o.trainer.schedule);  // checks the schedule's options
 }
 
 void check_vocab_sizes(const VocabSizes& sizes, bool shared, const data::SpmTokenizer& source,

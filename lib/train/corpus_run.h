@@ -97,8 +97,10 @@ class CorpusRun {
   std::vector<std::string> notes_;
 };
 
-// The run's options against its model: max_len within the model's positions, keep_last at least 1.
-// Throws tt::ConfigError naming the option (option_ref).
+// The run's options on their own and against the model: max_len within the model's positions, the batch
+// size, keep_last at least 1, the recipe (trainer options, learning-rate schedule). Reads nothing: a
+// tool may call it first and treat a refusal as a usage error. Throws tt::ConfigError naming the option
+// (option_ref).
 void check_run_config(const RunConfig& options, const nn::ModelConfig& model);
 // Requested vocabulary sizes against the SentencePiece models' pieces (tt::ConfigError naming the option).
 void check_vocab_sizes(const VocabSizes& sizes, bool shared, const data::SpmTokenizer& source,

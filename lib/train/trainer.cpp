@@ -35,7 +35,9 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-void check_options(const TrainerOptions& options) {
+}  // namespace
+
+void check_trainer_options(const TrainerOptions& options) {
   if (options.accum < 1)
     throw ConfigError(option_ref("accum") + " (" + std::to_string(options.accum) + ") must be at least 1");
   if (!(options.clip_norm >= 0) || !std::isfinite(options.clip_norm))
@@ -44,8 +46,6 @@ void check_options(const TrainerOptions& options) {
     throw ConfigError(option_ref("weight_decay") + " must be 0 or a positive number");
   if (options.bucket_floats < 1) throw ConfigError("the all-reduce bucket size must be at least 1 float");
 }
-
-}  // namespace
 
 double StepStats::ppl() const { return tokens ? std::exp(nll_sum / static_cast<double>(tokens)) : 0.0; }
 
@@ -58,7 +58,7 @@ Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptio
       schedule_(model.config().d_model, options.schedule),
       adam_(model.params(), options.adam),
       arena_(model.backend()) {
-  check_options(options);
+  check_trainer_options(options);
 }
 
 Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options, dist::Communicator& comm)
@@ -69,7 +69,7 @@ Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptio
       schedule_(model.config().d_model, options.schedule),
       adam_(model.params(), options.adam),
       arena_(model.backend()) {
-  check_options(options);
+  check_trainer_options(options);
 }
 
 // The flat gradient in buckets of options_.bucket_floats: few, large messages (each all-reduce has a fixed

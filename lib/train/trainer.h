@@ -32,6 +32,9 @@ struct TrainerOptions {
   int64_t bucket_floats = int64_t{1} << 22;  // gradient all-reduce bucket (16 MiB of fp32)
 };
 
+// Throws tt::ConfigError naming the option (option_ref) that is out of range (the Trainer checks them too).
+void check_trainer_options(const TrainerOptions& options);
+
 struct StepStats {
   int64_t step = 0;  // 1-based, after the update
   double loss_sum = 0, nll_sum = 0;

@@ -259,9 +259,17 @@ TEST_CASE("tt-train --train: errors name the file, flag or count, bad flags exit
   CHECK(r.status == 1);
   CHECK_THAT(r.err, Catch::Contains(file));
 
+  // Options at odds with each other are a usage error (man 7 tt), found before anything is read or written.
   r = run_command(t + fx.data() + " --max-len 2000 -o " + q(fx.run("r3")) + " --max-steps 1");
-  CHECK(r.status == 1);
+  CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("--max-len 2000") && Catch::Contains("max_positions"));
+  CHECK_FALSE(fs::exists(fx.run("r3")));
+  r = run_command(t + fx.data() + " --lr-scale -1 -o " + q(fx.run("r3")) + " --max-steps 1");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--lr-scale must be a positive number"));
+  r = run_command(tool("tt-train") + " --preset tiny --vocab-size 50 --synthetic-steps 1 --src-len 5000");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--src-len/--tgt-len exceed max_positions"));
 
   // A fresh run into a directory that holds one is refused (nothing overwritten); so is a diverged loss.
   r = run_command(t + fx.data() + " -q --max-steps 2 -o " + q(fx.run("r4")));
