@@ -1,6 +1,7 @@
 #include "cli/decode_options.h"
 
 #include <charconv>
+#include <cstdlib>
 
 #include "cli/validators.h"
 #include "decode/length_penalty.h"
@@ -16,13 +17,21 @@ void DecodeOptions::finish() {
     s.sampling = true;
     if (sampling == "full") {
       s.sampling_topk = 0;
+    } else if (sampling.rfind("topp:", 0) == 0) {
+      char* end = nullptr;
+      const double p = std::strtod(sampling.c_str() + 5, &end);
+      if (end == sampling.c_str() + 5 || *end != '\0' || !(p > 0) || p > 1)
+        throw UsageError("--sampling '" + sampling + "': expected topp:P with 0 < P <= 1",
+                         "e.g. --sampling topp:0.9 draws from the fewest best tokens holding 90 % of the probability");
+      s.sampling_topk = 0;
+      s.sampling_topp = static_cast<float>(p);
     } else {
       int k = 0;
       const char* digits = sampling.c_str() + 5;
       auto [end, ec] = std::from_chars(digits, sampling.c_str() + sampling.size(), k);
       if (sampling.rfind("topk:", 0) != 0 || ec != std::errc() || *end != '\0' || k < 1)
-        throw UsageError("--sampling '" + sampling + "': expected topk:K (K >= 1) or full",
-                          "e.g. --sampling topk:10, or --sampling full for the whole vocabulary");
+        throw UsageError("--sampling '" + sampling + "': expected topk:K (K >= 1), topp:P (0 < P <= 1) or full",
+                         "e.g. --sampling topk:10, --sampling topp:0.9, or --sampling full for the whole vocabulary");
       s.sampling_topk = k;
     }
   }
@@ -50,11 +59,15 @@ void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& grou
   app.add_flag("--full-beam", s.full_beam,
                "Keep the beam full when hypotheses finish (fairseq, CTranslate2) instead of shrinking it")
       ->group(group);
+  app.add_option("--no-repeat-ngram", s.no_repeat_ngram, "No n-gram of N tokens twice in a translation (0: off)")
+      ->check(CLI::Range(0, 1 << 20))->group(group);
+  app.add_flag("--ban-unk", s.ban_unk, "Never output <unk>")->group(group);
 }
 
 void add_sampling_options(CLI::App& app, DecodeOptions& o, const std::string& group) {
   app.add_option("--sampling", o.sampling,
-                 "Sample instead of searching: topk:K (from the K best tokens) or full; --beam samples per line")
+                 "Sample instead of searching: topk:K (from the K best tokens), topp:P (from the fewest best tokens "
+                 "holding a share P of the probability) or full; --beam samples per line")
       ->group(group);
   app.add_option("--temperature", o.translator.search.temperature, "Sampling temperature (log-probabilities / T)")
       ->check(positive)->capture_default_str()->group(group);

@@ -10,6 +10,21 @@
 namespace tt::decode::detail {
 namespace {
 
+// Nucleus sampling: keeps the fewest best candidates whose probabilities (after the temperature) reach
+// the share p of the whole, in id order again.
+void nucleus(std::vector<std::pair<int32_t, float>>& cands, float p, float temperature) {
+  if (cands.empty()) return;
+  std::stable_sort(cands.begin(), cands.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  const float top = cands.front().second;
+  double total = 0;
+  for (const auto& c : cands) total += std::exp((c.second - top) / temperature);
+  double sum = 0;
+  size_t keep = 0;
+  while (keep < cands.size() && sum < p * total) sum += std::exp((cands[keep++].second - top) / temperature);
+  cands.resize(std::max<size_t>(keep, 1));
+  std::sort(cands.begin(), cands.end());  // back to id order: the draw walks the candidates in a fixed order
+}
+
 // The tokens row `row` may draw, with their log-probabilities, in a fixed order (best first for top-k,
 // by id for the whole vocabulary). bos and pad never; </s> only from min_len on; only </s> at max_len.
 void candidates(std::vector<std::pair<int32_t, float>>& out, const RowBest& rows, int row, bool eos_allowed,
@@ -22,12 +37,16 @@ void candidates(std::vector<std::pair<int32_t, float>>& out, const RowBest& rows
     if (eos_allowed && usable(v)) out.emplace_back(ids.eos, v);
     return;
   }
-  auto allowed = [&](int32_t t) { return t != ids.bos && t != ids.pad && (t != ids.eos || eos_allowed); };
+  auto allowed = [&](int32_t t) {
+    return t != ids.bos && t != ids.pad && (t != ids.eos || eos_allowed) && !(o.ban_unk && t == ids.unk) &&
+           !rows.is_banned(row, t);
+  };
   if (!rows.all.empty()) {
     const size_t V = static_cast<size_t>(rows.vocab);
     const float* lp = rows.all.data() + static_cast<size_t>(row) * V;
     for (size_t t = 0; t < V; ++t)
       if (allowed(static_cast<int32_t>(t)) && usable(lp[t])) out.emplace_back(static_cast<int32_t>(t), lp[t]);
+    if (o.sampling_topp > 0) nucleus(out, o.sampling_topp, o.temperature);
     return;
   }
   const size_t first = static_cast<size_t>(row) * static_cast<size_t>(rows.width);

@@ -86,11 +86,13 @@ bool advance(Sentence& s, const RowBest& best_of, const std::vector<float>& atte
       offer(Candidate{h.log_prob + lp, lp, j, ids.eos});
     }
     if (!others_allowed) continue;
-    // At most 3 of the row's width (>= k + 3) best are bos, pad or eos: the rest hold its k best others.
+    // At most 3 of the row's width (>= k + 3 + banned) best are bos, pad or eos, and at most `banned` more
+    // are banned (<unk>, repeated n-grams): the rest hold its k best others.
     const size_t first = static_cast<size_t>(h.row) * static_cast<size_t>(best_of.width);
     for (size_t i = first; i < first + static_cast<size_t>(best_of.width); ++i) {
       const int32_t v = best_of.tokens[i];
       if (v == ids.bos || v == ids.pad || v == ids.eos) continue;  // never outputs / offered above
+      if ((o.ban_unk && v == ids.unk) || best_of.is_banned(h.row, v)) continue;
       offer(Candidate{h.log_prob + best_of.values[i], best_of.values[i], j, v});
     }
   }
@@ -156,6 +158,19 @@ void read_best(RowBest& out, const tensor::Tensor& scores, bool logits, int widt
 
 }  // namespace
 
+std::vector<int32_t> repeated_ngram_ends(const std::vector<int32_t>& tokens, int n) {
+  std::vector<int32_t> ends;
+  if (n < 1 || tokens.size() + 1 < static_cast<size_t>(n)) return ends;
+  const size_t key = static_cast<size_t>(n) - 1, L = tokens.size();  // the last n - 1 tokens
+  for (size_t i = 0; i + key < L; ++i)  // tokens[i, i + key) equal to the key, followed by tokens[i + key]
+    if (std::equal(tokens.begin() + static_cast<std::ptrdiff_t>(i), tokens.begin() + static_cast<std::ptrdiff_t>(i + key),
+                   tokens.end() - static_cast<std::ptrdiff_t>(key)))
+      ends.push_back(tokens[i + key]);
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  return ends;
+}
+
 void validate(const SearchOptions& o) {
   if (o.beam < 1) throw ConfigError("beam size " + std::to_string(o.beam) + " must be at least 1");
   if (o.nbest < 1 || o.nbest > o.beam)
@@ -166,6 +181,9 @@ void validate(const SearchOptions& o) {
                       ", b = " + std::to_string(o.max_len_b) + ")");
   if (o.min_len < 0) throw ConfigError("min length " + std::to_string(o.min_len) + " must be >= 0");
   if (!std::isfinite(o.alpha)) throw ConfigError("length-penalty alpha must be a finite number");
+  if (o.no_repeat_ngram < 0) throw ConfigError("no-repeat n-gram size " + std::to_string(o.no_repeat_ngram) + " must be >= 0");
+  if (o.sampling_topp != 0 && (!(o.sampling_topp > 0) || o.sampling_topp > 1 || !o.sampling || o.sampling_topk != 0))
+    throw ConfigError("nucleus sampling needs a share p in (0, 1] and no top-k");
   if (o.sampling) {
     if (o.full_beam) throw ConfigError("sampling draws each sample on its own: it has no full beam");
     if (o.sampling_topk < 0) throw ConfigError("sampling top-k " + std::to_string(o.sampling_topk) + " must be >= 0 (0: all)");
@@ -221,13 +239,25 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
     const int rows = static_cast<int>(tokens.size());
     const tensor::Tensor log_probs = scorer.step(tokens, o.attention ? &attention : nullptr);
     if (!arena) arena.emplace(log_probs.backend());
+    int banned = o.ban_unk ? 1 : 0;  // the most candidates of one row that may be passed over
+    if (o.no_repeat_ngram > 0) {
+      best_of.banned.assign(static_cast<size_t>(rows), {});
+      size_t most = 0;
+      for (const Sentence& s : active)
+        for (const Open& h : s.open) {
+          auto& b = best_of.banned[static_cast<size_t>(h.row)];
+          b = repeated_ngram_ends(h.tokens, o.no_repeat_ngram);
+          most = std::max(most, b.size());
+        }
+      banned += static_cast<int>(most);
+    }
     if (o.sampling && o.sampling_topk == 0) {  // the whole distribution, on the host
       if (scorer.returns_logits()) ops::log_softmax(log_probs);
       best_of.all = log_probs.to_host_f32();
       best_of.vocab = static_cast<int>(log_probs.dim(1));
     } else {
-      read_best(best_of, log_probs, scorer.returns_logits(), (o.sampling ? o.sampling_topk : o.beam) + 3, eos_id,
-                *arena);
+      read_best(best_of, log_probs, scorer.returns_logits(), (o.sampling ? o.sampling_topk : o.beam) + 3 + banned,
+                eos_id, *arena);
     }
     std::vector<Sentence> still;
     index.clear();

@@ -39,8 +39,16 @@ struct SearchOptions {
   // from the sampling_topk best (0: all), log-probabilities divided by temperature; seeded by `seed`.
   bool sampling = false;
   int sampling_topk = 0;
+  // Nucleus sampling (> 0, with sampling_topk 0): from the fewest best tokens whose probabilities (after
+  // the temperature) reach this share of the whole.
+  float sampling_topp = 0;
   float temperature = 1.0f;
   uint64_t seed = 1;
+  // Output control, each free when off. ban_unk: <unk> is never output. no_repeat_ngram N: no n-gram of N
+  // tokens appears twice in a hypothesis (fairseq, CTranslate2; </s> ends a hypothesis and is never
+  // banned).
+  bool ban_unk = false;
+  int no_repeat_ngram = 0;
 };
 
 struct Hypothesis {
@@ -54,9 +62,13 @@ struct Hypothesis {
 
 // The ids the search treats specially (a model's ModelConfig has them). pad and bos are never output.
 struct SpecialIds {
-  int32_t pad = 0, bos = 2, eos = 3;
+  int32_t pad = 0, bos = 2, eos = 3, unk = 1;
 };
-inline SpecialIds special_ids(const nn::ModelConfig& c) { return {c.pad_id, c.bos_id, c.eos_id}; }
+inline SpecialIds special_ids(const nn::ModelConfig& c) { return {c.pad_id, c.bos_id, c.eos_id, c.unk_id}; }
+
+// The tokens that would repeat an n-gram of `n` tokens in `tokens` if they came next (sorted, unique;
+// none for n < 1 or a hypothesis shorter than n - 1).
+std::vector<int32_t> repeated_ngram_ends(const std::vector<int32_t>& tokens, int n);
 
 // Throws tt::ConfigError naming the field for options out of range (beam < 1, nbest outside [1, beam], ...).
 void validate(const SearchOptions& options);

@@ -2,6 +2,7 @@
 // and sampling (sampling.cpp). Internal to lib/decode.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -34,6 +35,13 @@ struct RowBest {
   std::vector<int32_t> tokens;
   std::vector<float> all;
   int vocab = 0;  // the columns of `all`
+  // Per row, the tokens it may not take this step (SearchOptions::no_repeat_ngram), sorted; empty when off.
+  std::vector<std::vector<int32_t>> banned;
+  bool is_banned(int row, int32_t token) const {
+    if (banned.empty()) return false;
+    const auto& b = banned[static_cast<size_t>(row)];
+    return std::binary_search(b.begin(), b.end(), token);
+  }
 };
 
 // h's attention with the step's row appended (SearchOptions::attention), else empty.

@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <limits>
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "backend/backend.h"
 #include "decode/search.h"
@@ -222,4 +224,118 @@ TEST_CASE("scores that are all NaN end the line with an empty hypothesis of scor
       }
     }
   }
+}
+
+namespace {
+
+// Every step the same: <unk> 0.5, A 0.3, B 0.15, </s> 0.05 (the rest nothing): a model that babbles.
+class BabbleScorer final : public decode::StepScorer {
+ public:
+  int vocab_size() const override { return 6; }
+  int max_positions() const override { return 50; }
+  void start(const std::vector<std::vector<int32_t>>&, int, int) override {}
+  tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>*) override {
+    std::vector<float> lp(tokens.size() * 6, -std::numeric_limits<float>::infinity());
+    for (size_t r = 0; r < tokens.size(); ++r) {
+      lp[r * 6 + 1] = std::log(0.5f);
+      lp[r * 6 + 4] = std::log(0.3f);
+      lp[r * 6 + 5] = std::log(0.15f);
+      lp[r * 6 + 3] = std::log(0.05f);
+    }
+    return tensor::Tensor::from_host(*backend_, tensor::Shape{static_cast<int64_t>(tokens.size()), 6}, lp);
+  }
+  void reorder(const std::vector<int32_t>&) override {}
+
+ private:
+  std::unique_ptr<backend::Backend> backend_ = backend::make_backend("cpu", 1);
+};
+
+std::vector<int32_t> best_tokens(decode::StepScorer& scorer, const SearchOptions& o) {
+  const auto results = decode::search(scorer, {{4, 3}}, o);
+  REQUIRE(results.size() == 1);
+  REQUIRE_FALSE(results[0].empty());
+  return results[0][0].tokens;
+}
+
+// No token twice in a row of bigrams: no bigram appears twice in `t`.
+bool bigrams_unique(const std::vector<int32_t>& t) {
+  for (size_t i = 0; i + 1 < t.size(); ++i)
+    for (size_t j = i + 1; j + 1 < t.size(); ++j)
+      if (t[i] == t[j] && t[i + 1] == t[j + 1]) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("repeated_ngram_ends: the tokens that would repeat an n-gram", "[decode][search]") {
+  using V = std::vector<int32_t>;
+  CHECK(decode::repeated_ngram_ends({7, 8, 7}, 2) == V{8});         // "7 8" seen: 8 may not follow 7 again
+  CHECK(decode::repeated_ngram_ends({7, 8, 7, 9, 7}, 2) == V{8, 9});
+  CHECK(decode::repeated_ngram_ends({7, 8, 9, 7, 8}, 3) == V{9});
+  CHECK(decode::repeated_ngram_ends({9, 7, 9}, 1) == V{7, 9});       // n = 1: no token twice
+  CHECK(decode::repeated_ngram_ends({7, 8}, 4).empty());
+  CHECK(decode::repeated_ngram_ends({7, 8, 7}, 0).empty());
+}
+
+TEST_CASE("ban_unk and no_repeat_ngram change a babbling model's output exactly as defined", "[decode][search]") {
+  BabbleScorer babble;
+  SearchOptions o = toy_options(1);  // greedy: each step's best allowed token
+  o.max_len_a = 0;
+  o.max_len_b = 4;
+  CHECK(best_tokens(babble, o) == std::vector<int32_t>{1, 1, 1, 1});  // off: <unk> every time
+  o.ban_unk = true;
+  CHECK(best_tokens(babble, o) == std::vector<int32_t>{4, 4, 4, 4});
+  o.no_repeat_ngram = 2;  // A A, then not A again after A: B, then A after B is new
+  CHECK(best_tokens(babble, o) == std::vector<int32_t>{4, 4, 5, 4});
+  o.no_repeat_ngram = 1;  // A, B, then only </s> is left
+  CHECK(best_tokens(babble, o) == std::vector<int32_t>{4, 5});
+  o.ban_unk = false;
+  o.no_repeat_ngram = 3;  // the 4th <unk> would repeat "unk unk unk"
+  CHECK(best_tokens(babble, o) == std::vector<int32_t>{1, 1, 1, 4});
+  // A beam of 3 that must reach 4 tokens: the best sequences under the same rules.
+  o = toy_options(3, 3);
+  o.max_len_a = 0;
+  o.max_len_b = o.min_len = 4;
+  o.ban_unk = true;
+  CHECK(best_tokens(babble, o) == std::vector<int32_t>{4, 4, 4, 4});
+  o.no_repeat_ngram = 2;
+  const auto beams = decode::search(babble, {{4, 3}}, o);
+  REQUIRE(beams.at(0).size() == 3);
+  for (const auto& h : beams[0]) {
+    CHECK(h.tokens.size() == 4);
+    CHECK(std::count(h.tokens.begin(), h.tokens.end(), 1) == 0);
+    CHECK(bigrams_unique(h.tokens));
+  }
+  SearchOptions s = toy_options(8, 1);  // sampling: 8 samples, never <unk>, no repeated bigram
+  s.sampling = true;
+  s.sampling_topk = 3;
+  s.ban_unk = true;
+  s.no_repeat_ngram = 2;
+  s.max_len_a = 0;
+  s.max_len_b = 6;
+  s.nbest = 8;
+  const auto samples = decode::search(babble, {{4, 3}}, s);
+  REQUIRE(samples.at(0).size() == 8);
+  for (const auto& h : samples[0]) {
+    CHECK(std::count(h.tokens.begin(), h.tokens.end(), 1) == 0);
+    CHECK(bigrams_unique(h.tokens));
+  }
+}
+
+TEST_CASE("nucleus sampling (topp:P) draws only from the fewest best tokens holding P", "[decode][search]") {
+  ToyScorer toy;  // after <s>: A 0.6, B 0.4
+  SearchOptions o = toy_options(16, 16);
+  o.sampling = true;
+  o.sampling_topp = 0.5f;  // A alone holds 0.6
+  auto first_tokens = [&] {
+    std::set<int32_t> first;
+    const auto samples = decode::search(toy, {{4, 3}}, o);
+    for (const auto& h : samples.at(0)) first.insert(h.tokens.empty() ? -1 : h.tokens[0]);
+    return first;
+  };
+  CHECK(first_tokens() == std::set<int32_t>{4});
+  o.sampling_topp = 0.9f;  // A and B
+  CHECK(first_tokens() == std::set<int32_t>{4, 5});
+  o.sampling_topk = 2;  // top-k and top-p together are refused
+  CHECK_THROWS_WITH(decode::validate(o), Catch::Contains("nucleus"));
 }
