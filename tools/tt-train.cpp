@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend/backend.h"
@@ -23,6 +25,7 @@
 #include "cli/run_tool.h"
 #include "dist/communicator.h"
 #include "io/model_dir.h"
+#include "io/model_vocab.h"
 #include "nn/config.h"
 #include "nn/transformer.h"
 #include "train/checkpoint.h"
@@ -160,8 +163,8 @@ void check_request(const Flags& f) {
   if (corpus_run && f.synthetic_steps > 0) usage("--synthetic-steps and --train/--resume exclude each other");
   if (!f.train.empty() && f.resume.empty()) {
     if (f.output.empty()) usage("--train needs -o RUN, the run directory");
-    if (f.spm.empty() && (f.src_spm.empty() || f.tgt_spm.empty()))
-      usage("--train needs --spm MODEL (joint vocabulary) or both --src-spm and --tgt-spm");
+    if (f.spm.empty() && (f.src_spm.empty() || f.tgt_spm.empty()) && f.init.empty())
+      usage("--train needs --spm MODEL (joint vocabulary), both --src-spm and --tgt-spm, or --init MODEL (its own)");
   }
 }
 
@@ -195,6 +198,27 @@ ModelConfig resolve_model(const CLI::App& app, const Flags& f) {
 
 std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).lexically_normal().string(); }
 
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Fine-tuning reads the text as the model was trained to: with its own SentencePiece model(s), taken
+// from the model directory unless given; a given one must be the same file (its ids are the weights' rows).
+void use_init_vocabulary(const std::string& init, tt::train::DataOptions& data) {
+  nlohmann::json full;
+  tt::io::load_model_config(init, &full);
+  const tt::io::VocabFiles own = tt::io::vocab_files(init, full);
+  for (auto [given, theirs, side] : {std::tuple{&data.source_spm, &own.source, "source"},
+                                     std::tuple{&data.target_spm, &own.target, "target"}})
+    if (given->empty())
+      *given = *theirs;
+    else if (file_bytes(*given) != file_bytes(*theirs))
+      throw tt::ConfigError("--init " + init + ": the " + side + " SentencePiece model " + *given + " is not the model's own (" +
+                                *theirs + ")",
+                            "fine-tuning keeps the model's vocabulary: leave out --spm to use its own");
+}
+
 int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const ModelConfig& config, Flags& f) {
   // Before any thread starts (OpenMP's, MPI's): they inherit its blocked SIGINT and SIGTERM (util/signals.h).
   tt::util::SignalGuard signals;
@@ -211,6 +235,8 @@ int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const M
   }
   rc.data.source_spm = absolute(f.spm.empty() ? f.src_spm : f.spm);
   rc.data.target_spm = absolute(f.spm.empty() ? f.tgt_spm : f.spm);
+  if (!f.init.empty()) use_init_vocabulary(absolute(f.init), rc.data);
+  spec.init_dir = absolute(f.init);
   if (app.get_option("--lr")->count() > 0) {
     rc.trainer.schedule.kind = tt::train::LrScheduleKind::inverse_sqrt;
     rc.trainer.schedule.peak_lr = f.lr;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "io/model_dir.h"
+#include "io/model_vocab.h"
 #include "nn/config.h"
 #include "train/checkpoint.h"
 #include "train/memory_estimate.h"
@@ -101,6 +102,7 @@ void CorpusRun::take_run_dir() {
 // Where the run stands and its options: the checkpoint's when resuming, else the given ones.
 void CorpusRun::set_up_run(const CorpusRunSpec& spec) {
   options_ = spec.options;
+  if (spec.resume_dir.empty()) init_dir_ = spec.init_dir;
   source_spm_ = options_.data.source_spm;
   target_spm_ = options_.data.target_spm;
   if (!spec.resume_dir.empty()) {
@@ -133,6 +135,10 @@ void CorpusRun::set_up_vocabulary(const CorpusRunSpec& spec) {
   data::require_tt_special_ids(*tgt_spm_);
   vocab_ = read_run_vocab(source_spm_, target_spm_);
   if (!resume_from_.empty()) return;  // the checkpoint's models and sizes
+  if (!init_dir_.empty()) {  // fine-tuning: the weights' vocabulary, exactly
+    io::check_vocab_size(*src_spm_, config_.vocab_size_src, "source", init_dir_);
+    io::check_vocab_size(*tgt_spm_, config_.vocab_size_tgt, "target", init_dir_);
+  }
   check_vocab_sizes(spec.vocab, shared, *src_spm_, *tgt_spm_);
   config_.vocab_size_src = src_spm_->piece_size();
   config_.vocab_size_tgt = tgt_spm_->piece_size();
@@ -173,7 +179,8 @@ void CorpusRun::set_up_model() {
                         " and trainer step " + std::to_string(state_.step) + " disagree");
     batches_->seek(state_.position);
   } else {
-    model_->init_parameters(options_.trainer.seed);
+    if (!init_dir_.empty()) io::load_model_weights(init_dir_, model_->params());  // fine-tuning
+    else model_->init_parameters(options_.trainer.seed);
     state_.seed = options_.trainer.seed;
   }
   broadcast_parameters(comm_, model_->params());
@@ -186,6 +193,7 @@ void CorpusRun::set_up_model() {
             {"padding", round_to(batches_->batcher().padding_fraction(), 4)}, {"options", state_.options}};
   if (valid_corpus_) start_["valid"] = corpus_json(valid_corpus_->stats());
   if (!resume_from_.empty()) start_["resumed_from"] = fs::relative(resume_from_, run_dir_).string();
+  if (!init_dir_.empty()) start_["init"] = init_dir_;
   if (comm_.size() > 1) start_["ranks"] = comm_.size();
   log_->write(start_);
 }
@@ -213,6 +221,7 @@ std::vector<std::string> CorpusRun::summary() const {
                 100 * batches_->batcher().padding_fraction());
   lines.push_back(line);
   if (!resume_from_.empty()) lines.push_back("resuming " + resume_from_ + " at step " + std::to_string(state_.step));
+  if (!init_dir_.empty()) lines.push_back("starting from the weights of " + init_dir_ + " (fresh optimizer and schedule)");
   lines.push_back("writing " + run_dir_ + " (log " + log_path_ + ")");
   return lines;
 }

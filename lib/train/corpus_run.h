@@ -45,6 +45,9 @@ struct CorpusRunSpec {
   RunConfig options;              // paths absolute; run.run_dir for a fresh run
   nn::ModelConfig model;          // a fresh run's architecture (the vocabulary sizes are set from the models)
   std::string resume_dir;         // non-empty: resume this run
+  // A fresh run that starts from this model directory's weights (fine-tuning; `model` is its config,
+  // the SentencePiece models must be its own): a fresh optimizer and schedule.
+  std::string init_dir;
   bool model_given = false;       // resuming with model options: they must describe the run's model
   std::vector<std::string> given_options;  // run_options() names the user set (resuming)
   VocabSizes vocab;
@@ -85,6 +88,7 @@ class CorpusRun {
   nn::ModelConfig config_;
   TrainerState state_;
   std::string run_dir_, resume_from_, log_path_, source_spm_, target_spm_;
+  std::string init_dir_;  // fine-tuning from these weights (a fresh run only)
   std::optional<data::SpmTokenizer> src_spm_, tgt_spm_;
   RunVocab vocab_;  // what every checkpoint carries, read once
   std::optional<RunLog> log_;

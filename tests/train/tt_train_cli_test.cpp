@@ -520,3 +520,59 @@ TEST_CASE("tt-train: --batch-tokens below a pair's length says that pair is a ba
   REQUIRE(r.status == 0);
   CHECK_THAT(r.err, Catch::Contains("40 batches per epoch of <= 1 tokens a side (40 pairs longer, in batches of one)"));
 }
+
+TEST_CASE("tt-train --init MODEL --train: fine-tuning starts from the model's weights and vocabulary",
+          "[tt-train][init]") {
+  Fixture fx;
+  auto a = run_command(tool("tt-train") + tiny_model + fx.data() + " --max-steps 30 -q -o " + q(fx.run("a")));
+  REQUIRE(a.status == 0);
+  const std::string model = fx.run("a") + "/last";
+  // One step over the whole corpus in one batch, without dropout or label smoothing: the step's loss is
+  // the model's mean negative log-probability of the corpus, which tt-translate --score measures on its own.
+  // No --spm: the model's own SentencePiece model is used.
+  const std::string one_step = " --train " + q(fx.en) + " " + q(fx.de) +
+                               " --batch-tokens 100000 --dropout 0 --label-smoothing 0 --report-every 1 --threads 1 -q";
+  auto ft = run_command(tool("tt-train") + " --init " + q(model) + one_step + " --max-steps 1 -o " + q(fx.run("ft")));
+  INFO(ft.err);
+  REQUIRE(ft.status == 0);
+  const auto log = log_records(fx.run("ft") + "/log.jsonl");
+  REQUIRE(log.size() >= 2);
+  CHECK(log[0]["init"] == fs::absolute(model).lexically_normal().string());
+  REQUIRE(log[0]["train"]["kept"] == 40);
+  const double tokens = log[0]["train"]["tgt_tokens"].get<double>() + 40;  // each target's pieces and </s>
+  const auto train = std::find_if(log.begin(), log.end(), [](auto& j) { return j["type"] == "train"; });
+  REQUIRE(train != log.end());
+  auto scored = run_command(tool("tt-translate") + " -m " + q(model) + " -q --threads 1 --score " + q(fx.de) +
+                            " < " + q(fx.en));
+  REQUIRE(scored.status == 0);
+  std::istringstream lines(scored.out);
+  double sum = 0, log_prob = 0, score = 0;
+  while (lines >> log_prob >> score) sum += log_prob;
+  CHECK((*train)["loss"].get<double>() == Approx(-sum / tokens).epsilon(1e-4));
+  // A random start has another loss (before this fix, --init took only the architecture).
+  auto fresh = run_command(tool("tt-train") + tiny_model + one_step + " --spm " + q(fx.spm) + " --max-steps 1 -o " +
+                           q(fx.run("fresh")));
+  REQUIRE(fresh.status == 0);
+  const auto fresh_log = log_records(fx.run("fresh") + "/log.jsonl");
+  const auto fresh_train = std::find_if(fresh_log.begin(), fresh_log.end(), [](auto& j) { return j["type"] == "train"; });
+  CHECK(std::abs((*fresh_train)["loss"].get<double>() - (*train)["loss"].get<double>()) > 0.1);
+
+  // A fine-tuning run resumes like any other: 2 + resume + 2 steps = 4 steps straight, bit for bit.
+  const std::string ft_steps = " --init " + q(model) + " --train " + q(fx.en) + " " + q(fx.de) +
+                               " --batch-tokens 150 --threads 1 -q";
+  REQUIRE(run_command(tool("tt-train") + ft_steps + " --max-steps 4 -o " + q(fx.run("straight"))).status == 0);
+  REQUIRE(run_command(tool("tt-train") + ft_steps + " --max-steps 2 -o " + q(fx.run("halves"))).status == 0);
+  REQUIRE(run_command(tool("tt-train") + " --resume " + q(fx.run("halves")) + " --max-steps 4 -q").status == 0);
+  CHECK(read_file(fx.run("straight") + "/last/model.safetensors") ==
+        read_file(fx.run("halves") + "/last/model.safetensors"));
+
+  // Another SentencePiece model than the model's own is refused, naming both.
+  auto other = run_command(tool("tt-tokenize") + " train -i " + q(fx.en) + " -o " + q(fx.run("other")) +
+                           " --vocab-size 50 --threads 1");
+  REQUIRE(other.status == 0);
+  auto r = run_command(tool("tt-train") + " --init " + q(model) + " --train " + q(fx.en) + " " + q(fx.de) + " --spm " +
+                       q(fx.run("other") + ".model") + " --max-steps 1 -q -o " + q(fx.run("refused")));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains(fx.run("other") + ".model") && Catch::Contains(model));
+  CHECK_FALSE(fs::exists(fx.run("refused")));
+}
