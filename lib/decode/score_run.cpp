@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
-#include <sstream>
 
 #include "util/error.h"
 
@@ -48,13 +47,17 @@ std::string format_score(const TargetScore& s, const ScoreRunOptions& o, const s
     std::string text;
     split_nbest(nbest_line, id, text, features_end);
     std::string line = nbest_line;
-    line.insert(features_end, " " + o.feature + " " + score);
+    std::string feature(1, ' ');
+    feature.append(o.feature).append(1, ' ').append(score);
+    line.insert(features_end, feature);
     return line + "\n";
   }
-  std::string line = (failed ? std::string("nan") : number(s.log_prob)) + " " + score;
+  // (appends: GCC 12 warns falsely, -Wrestrict, on chains of + with temporaries)
+  std::string line = failed ? std::string("nan") : number(s.log_prob);
+  line.append(1, ' ').append(score);
   if (o.token_scores) {
     line += " |||";
-    for (float lp : s.token_log_probs) line += " " + number(lp);
+    for (float lp : s.token_log_probs) line.append(1, ' ').append(number(lp));
   }
   return line + "\n";
 }
@@ -71,25 +74,7 @@ ScoreRun::ScoreRun(const std::vector<nn::Transformer*>& models, const Translator
 }
 
 std::vector<int32_t> ScoreRun::encode_target(const std::string& text, const std::string& where) const {
-  std::vector<int32_t> ids;
-  if (options_.input_format == TextFormat::text) {
-    std::vector<int> v;
-    target_spm_->encode_ids(text, v);
-    return {v.begin(), v.end()};
-  }
-  std::istringstream words(text);
-  for (std::string w; words >> w;) {
-    if (options_.input_format == TextFormat::pieces) {
-      ids.push_back(target_spm_->piece_to_id(w));
-      continue;
-    }
-    int32_t id = -1;
-    auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), id);
-    if (ec != std::errc() || end != w.data() + w.size() || id < 0 || id >= target_vocab_)
-      throw FormatError(where + ": '" + w + "' is not a target id in [0, " + std::to_string(target_vocab_) + ")");
-    ids.push_back(id);
-  }
-  return ids;
+  return line_ids(text, options_.input_format, target_spm_, target_vocab_, ids_.pad, where, "target");
 }
 
 size_t ScoreRun::run(util::LineReader& sources, util::LineReader& targets, const TranslatorOutput& out) {

@@ -60,27 +60,32 @@ void Translator::add_worker(const std::vector<nn::Transformer*>& models) {
   scorers_.push_back(std::make_unique<EnsembleScorer>(models));
 }
 
-std::vector<int32_t> Translator::encode(const std::string& line, const std::string& where) const {
+std::vector<int32_t> line_ids(const std::string& line, TextFormat format, const data::SpmTokenizer* spm, int vocab,
+                              int32_t pad, const std::string& where, const char* side) {
   std::vector<int32_t> ids;
-  if (options_.input_format == TextFormat::text) {
+  if (format == TextFormat::text) {
     std::vector<int> v;
-    source_spm_->encode_ids(line, v);
+    spm->encode_ids(line, v);
     ids.assign(v.begin(), v.end());
     return ids;
   }
   std::istringstream words(line);
   for (std::string w; words >> w;) {
-    if (options_.input_format == TextFormat::pieces) {
-      ids.push_back(source_spm_ ? source_spm_->piece_to_id(w) : ids_.pad);
+    if (format == TextFormat::pieces) {
+      ids.push_back(spm ? spm->piece_to_id(w) : pad);
       continue;
     }
     int32_t id = -1;
     auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), id);
-    if (ec != std::errc() || end != w.data() + w.size() || id < 0 || id >= source_vocab_)
-      throw FormatError(where + ": '" + w + "' is not a source id in [0, " + std::to_string(source_vocab_) + ")");
+    if (ec != std::errc() || end != w.data() + w.size() || id < 0 || id >= vocab)
+      throw FormatError(where + ": '" + w + "' is not a " + side + " id in [0, " + std::to_string(vocab) + ")");
     ids.push_back(id);
   }
   return ids;
+}
+
+std::vector<int32_t> Translator::encode(const std::string& line, const std::string& where) const {
+  return line_ids(line, options_.input_format, source_spm_, source_vocab_, ids_.pad, where, "source");
 }
 
 std::string Translator::render(const std::vector<int32_t>& tokens) const {

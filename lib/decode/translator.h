@@ -21,6 +21,11 @@ enum class TextFormat { text, pieces, ids };
 enum class AlignmentFormat { none, hard, soft };
 
 TextFormat parse_text_format(const std::string& name);  // text, pieces, ids
+
+// The ids of a line of `format` text (through `spm`), pieces (through `spm`; without it, pad) or ids
+// (each in [0, vocab)); a bad id is a tt::FormatError naming `where` and `side` ("source", "target").
+std::vector<int32_t> line_ids(const std::string& line, TextFormat format, const data::SpmTokenizer* spm, int vocab,
+                              int32_t pad, const std::string& where, const char* side);
 AlignmentFormat parse_alignment_format(const std::string& name);  // none, hard, soft
 
 struct TranslatorOptions {
