@@ -441,8 +441,11 @@ TEST_CASE("SIGTERM while stdout is blocked leaves only whole lines, also for lin
     REQUIRE(whole.status == 0);
     // The shell holds the FIFO open (fd 3) and reads nothing until the tool has had its signal; then it
     // reads for 3 s (a tool finishing a long line needs the reader), the FIFO never reaching end of file.
-    const std::string cmd = "exec 3<>" + fifo + "; " + tool + " > " + fifo + " 3>&- & pid=$!; sleep 0.5; " +
-                            "kill -TERM $pid; sleep 0.2; timeout 3 cat <&3 & wait $pid; echo \"status $?\" >&2; wait";
+    // (It is signalled once blocked writing to the full pipe, or after 10 s where wchan cannot be read.)
+    const std::string cmd = "exec 3<>" + fifo + "; " + tool + " > " + fifo + " 3>&- & pid=$!; " +
+                            "for i in $(seq 100); do grep -q pipe_write /proc/$pid/wchan 2>/dev/null && break; " +
+                            "sleep 0.1; done; kill -TERM $pid; sleep 0.2; timeout 3 cat <&3 & wait $pid; " +
+                            "echo \"status $?\" >&2; wait";
     INFO(cmd);
     auto r = run_command(cmd);
     CHECK(contains(r.err, "status 143"));
