@@ -66,7 +66,7 @@ std::vector<std::vector<int32_t>> pack_parts(const std::vector<std::vector<int32
   const size_t L = static_cast<size_t>(limit);
   std::vector<std::vector<int32_t>> parts(1);
   for (const auto& sentence : sentences) {
-    if (!parts.back().empty() && parts.back().size() + sentence.size() > L) parts.emplace_back();
+    if (!parts.back().empty()) parts.emplace_back();
     size_t at = 0;
     while (sentence.size() - at > L - parts.back().size()) {  // cut: at a word start if one fits
       if (parts.back().size() == L) {

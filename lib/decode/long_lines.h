@@ -2,7 +2,8 @@
 // out, with nothing dropped). The rule, in order:
 //   1. sentences: the text is split after a sentence end — '.', '!', '?', '…', '。', '！' or '？', then any
 //      closing quotes or brackets — that is followed by white space (so "3.5" and "e.g.x" stay whole);
-//   2. consecutive sentences are packed into parts of at most the limit, as many as fit;
+//   2. each sentence is a part of its own (models are trained on single sentences: given two at once, the
+//      demo's model fused them and dropped words);
 //   3. a sentence longer than the limit is cut at the last word start (a piece beginning with '▁') that
 //      keeps the part within the limit, or at the limit itself when the word is longer than that.
 #pragma once
@@ -20,7 +21,8 @@ namespace tt::decode {
 std::vector<std::string> split_sentences(const std::string& line);
 
 // Rules 2 and 3 over the sentences' ids (without </s>): parts of at most `limit` ids, in order, that
-// together hold every id once. `starts_word(id)` says whether a piece begins a word.
+// together hold every id once; no part holds pieces of two sentences. `starts_word(id)` says whether a
+// piece begins a word.
 std::vector<std::vector<int32_t>> pack_parts(const std::vector<std::vector<int32_t>>& sentences, int limit,
                                              const std::function<bool(int32_t)>& starts_word);
 

@@ -26,18 +26,19 @@ TEST_CASE("split_sentences: after a sentence end and white space, nowhere else",
   }
 }
 
-TEST_CASE("pack_parts: sentences packed while they fit, long ones cut at a word start", "[decode][long_lines]") {
+TEST_CASE("pack_parts: a part per sentence, long ones cut at a word start", "[decode][long_lines]") {
   // Ids >= 100 begin a word; others continue one.
   auto word = [](int32_t id) { return id >= 100; };
   using P = std::vector<std::vector<int32_t>>;
-  CHECK(pack_parts({{100, 1}, {101, 2}, {102}}, 4, word) == P{{100, 1, 101, 2}, {102}});
+  CHECK(pack_parts({{100, 1}, {101, 2}, {102}}, 4, word) == P{{100, 1}, {101, 2}, {102}});
   CHECK(pack_parts({{100, 1, 2}, {101, 2}}, 4, word) == P{{100, 1, 2}, {101, 2}});
   // One sentence of 9 over a limit of 4: cut before the word starting at 3 and at 6 (not mid-word).
   CHECK(pack_parts({{100, 1, 2, 101, 1, 102, 103, 1, 2}}, 4, word) == P{{100, 1, 2}, {101, 1, 102}, {103, 1, 2}});
   // A word longer than the limit is cut at the limit.
   CHECK(pack_parts({{100, 1, 2, 3, 4, 5, 6}}, 3, word) == P{{100, 1, 2}, {3, 4, 5}, {6}});
-  // A long sentence after a short one starts a new part at its own word start.
+  // A long sentence after a short one: its own parts, the cut at the limit inside its long word.
   CHECK(pack_parts({{100}, {101, 1, 1, 1, 1}}, 3, word) == P{{100}, {101, 1, 1}, {1, 1}});
+  CHECK(pack_parts({{100}, {}, {101}}, 8, word) == P{{100}, {101}});  // (a sentence of no pieces: no part)
   // Every id once, in order, each part within the limit, whatever the limit.
   std::vector<std::vector<int32_t>> sentences;
   for (int s = 0; s < 20; ++s) {
