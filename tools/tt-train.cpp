@@ -38,6 +38,7 @@
 #include "train/run_report.h"
 #include "train/synthetic.h"
 #include "util/error.h"
+#include "util/file_bytes.h"
 #include "util/signals.h"
 
 namespace {
@@ -198,11 +199,6 @@ ModelConfig resolve_model(const CLI::App& app, const Flags& f) {
 
 std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).lexically_normal().string(); }
 
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Fine-tuning reads the text as the model was trained to: with its own SentencePiece model(s), taken
 // from the model directory unless given; a given one must be the same file (its ids are the weights' rows).
 void use_init_vocabulary(const std::string& init, tt::train::DataOptions& data) {
@@ -213,7 +209,7 @@ void use_init_vocabulary(const std::string& init, tt::train::DataOptions& data) 
                                      std::tuple{&data.target_spm, &own.target, "target"}})
     if (given->empty())
       *given = *theirs;
-    else if (file_bytes(*given) != file_bytes(*theirs))
+    else if (tt::util::read_file_bytes(*given) != tt::util::read_file_bytes(*theirs))
       throw tt::ConfigError("--init " + init + ": the " + side + " SentencePiece model " + *given + " is not the model's own (" +
                                 *theirs + ")",
                             "fine-tuning keeps the model's vocabulary: leave out --spm to use its own");

@@ -28,6 +28,7 @@
 #include "io/model_vocab.h"
 #include "nn/transformer.h"
 #include "util/error.h"
+#include "util/file_bytes.h"
 #include "util/text_io.h"
 
 namespace {
@@ -50,11 +51,6 @@ struct Flags {
 struct Vocab {
   std::optional<tt::data::SpmTokenizer> source, target;
 };
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 int translate_main(int argc, char** argv) {
   CLI::App app{"Translate text with a tt model: lines on stdin, translations on stdout."};
@@ -160,8 +156,8 @@ int translate_main(int argc, char** argv) {
       tt::io::ModelTokenizers spm = tt::io::load_tokenizers(f.models[i], full, configs[i]);
       vocab.source.emplace(std::move(spm.source));
       vocab.target.emplace(std::move(spm.target));
-      target_spm_bytes = file_bytes(files.target);
-    } else if (file_bytes(files.target) != target_spm_bytes) {
+      target_spm_bytes = tt::util::read_file_bytes(files.target);
+    } else if (tt::util::read_file_bytes(files.target) != target_spm_bytes) {
       throw tt::ConfigError(f.models[i] + ": its target SentencePiece model differs from " + f.models[0] + "'s",
                             "ensemble only models trained with the same target vocabulary");
     } else {  // every member reads the first one's source pieces and writes its target ids

@@ -14,6 +14,7 @@
 #include "nn/config.h"
 #include "util/atomic_dir.h"
 #include "util/atomic_file.h"
+#include "util/file_bytes.h"
 #include "util/error.h"
 #include "util/version.h"
 
@@ -32,20 +33,9 @@ std::string clean_path(const std::string& dir) {
 
 std::string join(const std::string& dir, const std::string& name) { return (fs::path(dir) / name).string(); }
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot open " + path + ": " + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw IoError("cannot read " + path);
-  return bytes;
-}
-
+using util::read_file_bytes;
 // Through AtomicFile: the copy is fsync'ed before the directory holding it is renamed into place.
-void write_bytes(const std::string& path, const std::string& bytes) {
-  util::AtomicFile file(path);
-  file.stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  file.commit();
-}
+using util::write_file_bytes;
 
 struct Source {
   std::string dir;     // cleaned, as given
@@ -106,7 +96,7 @@ void check_same_vocab(const Source& first, const Source& s, const std::vector<st
                       "only models with the same vocabulary can be averaged");
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string path = join(s.dir, names[i]);
-    if (read_bytes(path) != first_bytes[i])
+    if (read_file_bytes(path) != first_bytes[i])
       throw FormatError(path + " differs from " + join(first.dir, names[i]),
                         "only models with the same vocabulary can be averaged");
   }
@@ -165,8 +155,8 @@ AverageResult average_model_dirs(const std::string& out_given, const std::vector
   }
   const std::vector<std::string> vocab = vocab_files(srcs[0]);
   std::vector<std::string> vocab_bytes;
-  for (const auto& name : vocab) vocab_bytes.push_back(read_bytes(join(srcs[0].dir, name)));
-  const std::string config_bytes = read_bytes(srcs[0].config);
+  for (const auto& name : vocab) vocab_bytes.push_back(read_file_bytes(join(srcs[0].dir, name)));
+  const std::string config_bytes = read_file_bytes(srcs[0].config);
   for (size_t i = 1; i < srcs.size(); ++i) {
     check_same_config(srcs[0], srcs[i]);
     check_same_vocab(srcs[0], srcs[i], vocab, vocab_bytes);
@@ -221,8 +211,8 @@ AverageResult average_model_dirs(const std::string& out_given, const std::vector
                      {"averaged_from", from.dump()},
                      {"tt_average", tt::version()},
                      {"tt_version", tt::version()}});
-  write_bytes(dir.file(config_file_name), config_bytes);
-  for (size_t i = 0; i < vocab.size(); ++i) write_bytes(dir.file(vocab[i]), vocab_bytes[i]);
+  write_file_bytes(dir.file(config_file_name), config_bytes);
+  for (size_t i = 0; i < vocab.size(); ++i) write_file_bytes(dir.file(vocab[i]), vocab_bytes[i]);
   dir.commit();
   return result;
 }

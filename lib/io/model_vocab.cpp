@@ -3,39 +3,31 @@
 #include <filesystem>
 
 #include "io/model_dir.h"
-#include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/file_bytes.h"
 #include "util/file_kind.h"
 
 namespace fs = std::filesystem;
 
 namespace tt::io {
 
-namespace {
-
-void copy_into(const std::string& from, const std::string& to) {
-  util::require_regular_file(from, "a SentencePiece model");  // copy_file's own error for these says "Success"
-  const std::string temp = util::temp_path_beside(to);
-  std::error_code ec;
-  fs::copy_file(from, temp, fs::copy_options::overwrite_existing, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    throw IoError("cannot copy SentencePiece model " + from + " to " + to + ": " + ec.message());
+nlohmann::json write_vocab_files(const std::string& dir, const std::string& source, const std::string& target,
+                                 bool shared) {
+  if (shared) {
+    util::write_file_bytes((fs::path(dir) / "spm.model").string(), source);
+    return {{"source", "spm.model"}, {"target", "spm.model"}};
   }
-  util::commit_file(temp, to);
+  util::write_file_bytes((fs::path(dir) / "source.spm.model").string(), source);
+  util::write_file_bytes((fs::path(dir) / "target.spm.model").string(), target);
+  return {{"source", "source.spm.model"}, {"target", "target.spm.model"}};
 }
-
-}  // namespace
 
 nlohmann::json copy_vocab_files(const std::string& dir, const std::string& source_spm, const std::string& target_spm) {
   const bool shared = fs::weakly_canonical(source_spm) == fs::weakly_canonical(target_spm);
-  if (shared) {
-    copy_into(source_spm, (fs::path(dir) / "spm.model").string());
-    return {{"source", "spm.model"}, {"target", "spm.model"}};
-  }
-  copy_into(source_spm, (fs::path(dir) / "source.spm.model").string());
-  copy_into(target_spm, (fs::path(dir) / "target.spm.model").string());
-  return {{"source", "source.spm.model"}, {"target", "target.spm.model"}};
+  for (const std::string* path : {&source_spm, &target_spm})  // (copy_file's own error for these says "Success")
+    util::require_regular_file(*path, "a SentencePiece model");
+  const std::string source = util::read_file_bytes(source_spm);
+  return write_vocab_files(dir, source, shared ? source : util::read_file_bytes(target_spm), shared);
 }
 
 VocabFiles vocab_files(const std::string& dir, const nlohmann::json& config) {

@@ -21,6 +21,9 @@ struct VocabFiles {
 // Copies the model(s) into `dir` (existing) and returns the "vocab" object to store in config.json.
 // The same path for both sides gives one shared file. Throws tt::IoError naming a file it cannot copy.
 nlohmann::json copy_vocab_files(const std::string& dir, const std::string& source_spm, const std::string& target_spm);
+// The same from the models' bytes (`shared`: one joint model, written once as spm.model).
+nlohmann::json write_vocab_files(const std::string& dir, const std::string& source, const std::string& target,
+                                 bool shared);
 
 // The SentencePiece model paths of model directory `dir`, from its config.json (`config`, as loaded).
 // A missing "vocab" section or file is a tt::FormatError naming config.json and what to do.

@@ -2,8 +2,8 @@
 // from memory at every save. Copying the files at each save made a checkpoint depend on a file that may
 // be gone by then: a resumed run's starting checkpoint, deleted by --keep-last a few saves later, or the
 // user's model file, replaced meanwhile by one trained for another run (whose pieces the weights do not
-// know). Written under the names io::copy_vocab_files gives them (io/model_vocab.h), so a checkpoint is
-// a model directory like any other.
+// know). Written by io::write_vocab_files (io/model_vocab.h), so a checkpoint is a model directory like
+// any other.
 #pragma once
 
 #include <nlohmann/json.hpp>
