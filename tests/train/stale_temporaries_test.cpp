@@ -8,21 +8,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/dead_pid.h"
 #include "support/tmp_dir.h"
 #include "train/stale_temporaries.h"
 
 namespace fs = std::filesystem;
 
-namespace {
-
-pid_t dead_pid() {
-  const pid_t pid = fork();
-  if (pid == 0) ::_exit(0);
-  ::waitpid(pid, nullptr, 0);
-  return pid;
-}
-
-}  // namespace
+using tt::test::dead_pid;
 
 TEST_CASE("remove_stale_temporaries: dead processes' checkpoints and links go, everything else stays",
           "[stale_temporaries]") {

@@ -19,6 +19,7 @@
 
 #include "data/spm_fixture.h"
 #include "io/safetensors.h"
+#include "support/dead_pid.h"
 #include "support/run_command.h"
 #include "support/tmp_dir.h"
 
@@ -373,13 +374,7 @@ TEST_CASE("tt-train: the validation BLEU is tt-translate --beam 1 scored by tt-b
 
 namespace {
 
-// The PID of a process that has exited (and been reaped): no process has it, for now.
-pid_t dead_pid() {
-  const pid_t pid = fork();
-  if (pid == 0) ::_exit(0);
-  ::waitpid(pid, nullptr, 0);
-  return pid;
-}
+using tt::test::dead_pid;
 
 std::set<std::string> checkpoint_names(const std::string& run) {
   std::set<std::string> names;
