@@ -64,27 +64,19 @@ std::vector<std::vector<int32_t>> pack_parts(const std::vector<std::vector<int32
                                              const std::function<bool(int32_t)>& starts_word) {
   if (limit < 1) throw InternalError("pack_parts: limit must be at least 1");
   const size_t L = static_cast<size_t>(limit);
-  std::vector<std::vector<int32_t>> parts(1);
+  std::vector<std::vector<int32_t>> parts;
   for (const auto& sentence : sentences) {
-    if (!parts.back().empty()) parts.emplace_back();
+    auto piece = [&](size_t i) { return sentence.begin() + static_cast<std::ptrdiff_t>(i); };
     size_t at = 0;
-    while (sentence.size() - at > L - parts.back().size()) {  // cut: at a word start if one fits
-      if (parts.back().size() == L) {
-        parts.emplace_back();
-        continue;
-      }
-      size_t cut = at + (L - parts.back().size());
-      size_t word = cut;
-      while (word > at && !starts_word(sentence[word])) --word;
-      if (word > at || (word == at && !parts.back().empty() && starts_word(sentence[at]))) cut = word;
-      parts.back().insert(parts.back().end(), sentence.begin() + static_cast<std::ptrdiff_t>(at),
-                          sentence.begin() + static_cast<std::ptrdiff_t>(cut));
+    while (sentence.size() - at > L) {  // cut before the last word start that keeps the part within L
+      size_t cut = at + L;
+      while (cut > at && !starts_word(sentence[cut])) --cut;
+      if (cut == at) cut = at + L;  // one word longer than L
+      parts.emplace_back(piece(at), piece(cut));
       at = cut;
-      parts.emplace_back();
     }
-    parts.back().insert(parts.back().end(), sentence.begin() + static_cast<std::ptrdiff_t>(at), sentence.end());
+    if (at < sentence.size()) parts.emplace_back(piece(at), sentence.end());
   }
-  parts.erase(std::remove_if(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); }), parts.end());
   return parts;
 }
 
