@@ -188,7 +188,9 @@ int translate_main(int argc, char** argv) {
         workers > 1 ? std::to_string(workers) + " workers of " + backend->name() : backend->name();
     const tt::decode::SearchOptions& so = o.search;
     char search[160];
-    if (so.sampling)
+    if (!f.score.empty())
+      std::snprintf(search, sizeof search, "scoring the translations in %s (no search)", f.score.c_str());
+    else if (so.sampling)
       std::snprintf(search, sizeof search, "sampling %s (temperature %g), %d sample%s per line", d.sampling.c_str(),
                     static_cast<double>(so.temperature), so.beam, so.beam == 1 ? "" : "s");
     else
