@@ -53,11 +53,12 @@ class MultiHeadAttention {
   const Linear& output() const { return out_; }
 
   // ---- incremental decoding (inference, no dropout) ----
-  // Self-attention for one new position t per row: x [rows, 1, D]; writes this position's K, V to slot
-  // `row` of time slice t of the time-major caches [max_length, max_rows, D], then attends over the cache
-  // rows key_rows [rows, t + 1] (key_counts [rows]; ops::attention_decode).
+  // Self-attention for n new positions t .. t + n - 1 per row: x [n * rows, 1, D], time-major; writes
+  // position t + i's K, V of row r to slot r of time slice t + i of the time-major caches [max_length,
+  // max_rows, D], then each query attends over the cache rows key_rows [n * rows, t + n] (key_counts
+  // [n * rows]; ops::attention_decode).
   void forward_step(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& k_cache,
-                    const tensor::Tensor& v_cache, int t, int max_rows, const tensor::Tensor& key_rows,
+                    const tensor::Tensor& v_cache, int t, int n, int max_rows, const tensor::Tensor& key_rows,
                     const tensor::Tensor& key_counts, tensor::Arena& arena, const tensor::Tensor& capture = {}) const;
   // Cross-attention: K and V of the encoder memory [B, S, D], computed once per sentence batch.
   void project_memory(const tensor::Tensor& k, const tensor::Tensor& v, const tensor::Tensor& memory) const;

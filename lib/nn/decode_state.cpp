@@ -9,33 +9,43 @@ namespace tt::nn {
 
 using tensor::Shape;
 
-StepKeys DecodeState::begin_step() {
-  const int n = length_ + 1;
-  host_rows_.resize(static_cast<size_t>(rows_) * n);
+StepKeys DecodeState::begin_step(int n, tensor::Arena& arena) {
+  const int keys_n = length_ + n, queries = rows_ * n;
+  const auto i32 = tensor::DType::i32;
+  host_rows_.resize(static_cast<size_t>(queries) * keys_n);
+  host_counts_.resize(static_cast<size_t>(queries));
   for (int r = 0; r < rows_; ++r) {
     int32_t* history = slots_.data() + static_cast<size_t>(r) * max_length_;
-    history[length_] = r;  // this step's K/V go to slot r of time slice `length_`
-    for (int j = 0; j < n; ++j) host_rows_[static_cast<size_t>(r) * n + j] = j * max_rows_ + history[j];
+    for (int t = 0; t < n; ++t) history[length_ + t] = r;  // these positions' K/V go to slot r of their slices
+    for (int t = 0; t < n; ++t) {
+      const size_t q = static_cast<size_t>(t) * rows_ + r;
+      // Columns past the query's own position are never read (its count stops before them).
+      for (int j = 0; j < keys_n; ++j) host_rows_[q * keys_n + j] = j * max_rows_ + history[j];
+      host_counts_[q] = length_ + t + 1;
+    }
   }
   StepKeys keys;
-  keys.self_rows = ops::view(self_rows_, 0, Shape{rows_, n});
+  keys.self_rows = n == 1 ? ops::view(self_rows_, 0, Shape{rows_, keys_n}) : arena.allocate(Shape{queries, keys_n}, i32);
+  keys.self_counts = n == 1 ? ops::view(self_counts_, 0, Shape{rows_}) : arena.allocate(Shape{queries}, i32);
   ops::upload(keys.self_rows, host_rows_);
-  host_counts_.assign(static_cast<size_t>(rows_), n);
-  keys.self_counts = ops::view(self_counts_, 0, Shape{rows_});
   ops::upload(keys.self_counts, host_counts_);
-  keys.cross_rows = ops::view(cross_rows_, 0, Shape{rows_, S_});
-  keys.cross_counts = ops::view(cross_counts_, 0, Shape{rows_});
-  if (cross_stale_) {
-    host_rows_.resize(static_cast<size_t>(rows_) * S_);
-    for (int r = 0; r < rows_; ++r) {
-      const int32_t b = sentence_[static_cast<size_t>(r)];
-      for (int j = 0; j < S_; ++j) host_rows_[static_cast<size_t>(r) * S_ + j] = b * S_ + j;
-      host_counts_[static_cast<size_t>(r)] = src_lengths_host_[static_cast<size_t>(b)];
-    }
-    ops::upload(keys.cross_rows, host_rows_);
-    ops::upload(keys.cross_counts, host_counts_);
+  if (n == 1) {  // the state's cross tables, uploaded again only when the rows changed
+    keys.cross_rows = ops::view(cross_rows_, 0, Shape{rows_, S_});
+    keys.cross_counts = ops::view(cross_counts_, 0, Shape{rows_});
+    if (!cross_stale_) return keys;
     cross_stale_ = false;
+  } else {
+    keys.cross_rows = arena.allocate(Shape{queries, S_}, i32);
+    keys.cross_counts = arena.allocate(Shape{queries}, i32);
   }
+  host_rows_.resize(static_cast<size_t>(queries) * S_);
+  for (int q = 0; q < queries; ++q) {
+    const int32_t b = sentence_[static_cast<size_t>(q % rows_)];
+    for (int j = 0; j < S_; ++j) host_rows_[static_cast<size_t>(q) * S_ + j] = b * S_ + j;
+    host_counts_[static_cast<size_t>(q)] = src_lengths_host_[static_cast<size_t>(b)];
+  }
+  ops::upload(keys.cross_rows, host_rows_);
+  ops::upload(keys.cross_counts, host_counts_);
   return keys;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tensor/arena.h"
 #include "tensor/tensor.h"
 
 namespace tt::nn {
@@ -38,8 +39,11 @@ class DecodeState {
 
  private:
   friend class Transformer;
-  // Writes this step's slots (row r at slot r of the new time slice) and uploads the key tables.
-  StepKeys begin_step();
+  // Writes the slots of the next `n` positions (row r at slot r of each new time slice) and uploads the
+  // key tables of the n * rows queries, time-major: query t * rows + r is position length() + t of row r
+  // and sees that row's keys up to it. One position uses the state's own tables; more (a target prefix
+  // in one pass) take theirs from `arena`.
+  StepKeys begin_step(int n, tensor::Arena& arena);
   // New row i continues old row index[i].
   void select_rows(const std::vector<int32_t>& index);
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "ops/matmul.h"
+#include "ops/view.h"
 
 namespace tt::nn {
 
@@ -76,16 +77,18 @@ void Decoder::start(const std::vector<DecoderLayer::Cache>& caches, const Tensor
   for (size_t l = 0; l < layers_.size(); ++l) layers_[l].start(caches[l], memory);
 }
 
-Tensor Decoder::forward_step(const Tensor& tokens, const std::vector<DecoderLayer::Cache>& caches, int t,
+Tensor Decoder::forward_step(const Tensor& tokens, const std::vector<DecoderLayer::Cache>& caches, int t, int n,
                              const StepKeys& keys, const Embeddings& embeddings, tensor::Arena& arena,
                              const std::vector<Tensor>* capture_self, const std::vector<Tensor>* capture_cross) const {
-  const int64_t rows = tokens.dim(0), D = embeddings.table(Side::target).dim(1);
+  const int64_t queries = tokens.dim(0), rows = queries / n, D = embeddings.table(Side::target).dim(1);
   const StepContext ctx{arena, false, 0, 0};
-  Tensor x = arena.allocate(tensor::Shape{rows, 1, D});
-  embeddings.forward(x, tokens, Side::target, t, ctx, nullptr);
+  Tensor x = arena.allocate(tensor::Shape{queries, 1, D});
+  for (int i = 0; i < n; ++i)  // one time slice (one position for every row) at a time
+    embeddings.forward(ops::view(x, i * rows * D, tensor::Shape{rows, 1, D}),
+                       ops::view(tokens, i * rows, tensor::Shape{rows, 1}), Side::target, t + i, ctx, nullptr);
   for (size_t l = 0; l < layers_.size(); ++l) {
     Tensor y = arena.allocate(x.shape());
-    layers_[l].forward_step(y, x, caches[l], t, keys, arena, pick(capture_self, l), pick(capture_cross, l));
+    layers_[l].forward_step(y, x, caches[l], t, n, keys, arena, pick(capture_self, l), pick(capture_cross, l));
     x = y;
   }
   if (pre_norm_) {

@@ -33,9 +33,9 @@ class Decoder {
 
   // Inference.
   void start(const std::vector<DecoderLayer::Cache>& caches, const tensor::Tensor& memory) const;
-  // tokens [rows, 1] i32 at position t -> hidden [rows, 1, D].
+  // tokens [n * rows, 1] i32 at positions t .. t + n - 1, time-major -> hidden [n * rows, 1, D].
   tensor::Tensor forward_step(const tensor::Tensor& tokens, const std::vector<DecoderLayer::Cache>& caches, int t,
-                              const StepKeys& keys, const Embeddings& embeddings, tensor::Arena& arena,
+                              int n, const StepKeys& keys, const Embeddings& embeddings, tensor::Arena& arena,
                               const std::vector<tensor::Tensor>* capture_self = nullptr,
                               const std::vector<tensor::Tensor>* capture_cross = nullptr) const;
 

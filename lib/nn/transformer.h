@@ -106,7 +106,15 @@ class Transformer {
   // Feed one token per row (tokens.size() == state.rows(); the first step feeds bos) and return the next-token
   // logits [rows, V] (log-probabilities if log_probs), from `step_arena` (may be reset after each step).
   tensor::Tensor decode_step(DecodeState& state, const std::vector<int32_t>& tokens, tensor::Arena& step_arena,
-                             bool log_probs = false, AttentionCapture* capture = nullptr);
+                             bool log_probs = false, AttentionCapture* capture = nullptr) {
+    return decode_steps(state, tokens, 1, step_arena, log_probs, capture);
+  }
+  // Feeds n positions per row in one pass (teacher forcing, e.g. a target prefix), time-major: tokens[t *
+  // rows + r] is row r's token at position length() + t. Returns the logits after each, [n * rows, V] in
+  // the same order, bit for bit what n decode_step() calls would give on a row-invariant backend. Capture
+  // tensors have n * rows rows.
+  tensor::Tensor decode_steps(DecodeState& state, const std::vector<int32_t>& tokens, int n,
+                              tensor::Arena& step_arena, bool log_probs = false, AttentionCapture* capture = nullptr);
   // Keep / duplicate hypotheses: new row i continues old row index[i] (index.size() <= max_rows). Also
   // permutes the cross-attention K/V and source lengths, so rows may come from different sentences.
   void reorder(DecodeState& state, const std::vector<int32_t>& index);

@@ -67,29 +67,30 @@ DecodeState Transformer::start_decoding(const EncoderOutput& encoded, int max_ro
   return st;
 }
 
-Tensor Transformer::decode_step(DecodeState& st, const std::vector<int32_t>& tokens, tensor::Arena& step_arena,
-                                bool log_probs, AttentionCapture* capture) {
+Tensor Transformer::decode_steps(DecodeState& st, const std::vector<int32_t>& tokens, int n,
+                                 tensor::Arena& step_arena, bool log_probs, AttentionCapture* capture) {
   Impl& m = *impl_;
-  if (static_cast<int>(tokens.size()) != st.rows_)
-    throw Error("decode_step: " + std::to_string(tokens.size()) + " tokens for " + std::to_string(st.rows_) +
-                " rows");
-  if (st.length_ >= st.max_length_)
-    throw Error("decode_step: the decoding state is full (max_length " + std::to_string(st.max_length_) + ")");
-  Tensor ids = ops::upload_ids(step_arena, tokens, Shape{st.rows_, 1}, m.embeddings.vocab_size(Side::target),
+  if (n < 1 || tokens.size() != static_cast<size_t>(st.rows_) * static_cast<size_t>(n))
+    throw Error("decode_steps: " + std::to_string(tokens.size()) + " tokens for " + std::to_string(st.rows_) +
+                " rows and " + std::to_string(n) + " positions");
+  if (st.length_ + n > st.max_length_)
+    throw Error("decode_steps: the decoding state is full (max_length " + std::to_string(st.max_length_) + ")");
+  const int queries = st.rows_ * n;
+  Tensor ids = ops::upload_ids(step_arena, tokens, Shape{queries, 1}, m.embeddings.vocab_size(Side::target),
                                "target");
-  const StepKeys keys = st.begin_step();
+  const StepKeys keys = st.begin_step(n, step_arena);
   std::vector<DecoderLayer::Cache> caches;
   for (size_t l = 0; l < st.self_k_.size(); ++l)
     caches.push_back(DecoderLayer::Cache{st.self_k_[l], st.self_v_[l], st.cross_k_[l], st.cross_v_[l], st.max_rows_,
                                          st.S_});
-  Tensor hidden = m.decoder.forward_step(ids, caches, st.length_, keys, m.embeddings, step_arena,
+  Tensor hidden = m.decoder.forward_step(ids, caches, st.length_, n, keys, m.embeddings, step_arena,
                                          capture ? &capture->decoder_self : nullptr,
                                          capture ? &capture->decoder_cross : nullptr);
   const Tensor& table = m.embeddings.table(Side::target);
-  Tensor logits = step_arena.allocate(Shape{st.rows_, table.dim(0)});
+  Tensor logits = step_arena.allocate(Shape{queries, table.dim(0)});
   output_projection_forward(logits, hidden, table);
   if (log_probs) ops::log_softmax(logits);
-  ++st.length_;
+  st.length_ += n;
   return logits;
 }
 

@@ -2,6 +2,8 @@
 // them; attention capture changes nothing.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "backend/backend.h"
 #include "nn/transformer.h"
 #include "support/grad_check.h"
@@ -209,4 +211,62 @@ TEST_CASE("reorder before the first step expands sentences into beams", "[nn][de
   }
   CHECK_THROWS_AS(model.decode_step(state, {2, 2, 2, 2}, step_arena), tt::Error);  // max_length reached
   CHECK_THROWS_AS(model.reorder(state, {0, 4}), tt::Error);                      // no row 4
+}
+
+TEST_CASE("decode_steps feeds several positions in one pass, bit for bit as one decode_step each", "[nn][decoding]") {
+  auto be = backend::make_backend("cpu", 2);
+  REQUIRE(be->set_row_invariant(true));  // the products' rows then do not depend on how many there are
+  for (auto norm : {nn::NormPlacement::post, nn::NormPlacement::pre}) {
+    for (auto positions : {nn::PositionKind::sinusoidal, nn::PositionKind::learned}) {
+      auto c = decode_config(norm, positions);
+      nn::Transformer model(c, *be);
+      model.init_parameters(11);
+      const int B = 3, S = 6, T = 9, V = c.vocab_size_tgt, heads = c.heads;
+      nn::Batch batch = make_batch(B, S, T, {6, 2, 4}, 21);
+      // max_rows B: each time slice of the cache is full (one block); B + 2: slices are written one by one.
+      for (int max_rows : {B, B + 2}) {
+        CAPTURE(max_rows);
+        tensor::Arena arena(*be), cache_a(*be), cache_b(*be), step_arena(*be);
+        auto encoded = model.encode(batch.src, batch.src_lengths, B, S, arena);
+        auto one = model.start_decoding(encoded, max_rows, T, cache_a);
+        auto many = model.start_decoding(encoded, max_rows, T, cache_b);
+        // Rows reordered first (row 0 twice, row 2 dropped), so rows have histories of their own.
+        const std::vector<int32_t> index{1, 0, 0};
+        model.reorder(one, index);
+        model.reorder(many, index);
+        auto token = [&](int r, int t) { return batch.tgt_in[size_t(index[r]) * T + t]; };
+        // Positions fed at once by `many`: 4, then 1, then 3 (T = 9 positions in all, one left for one).
+        int t0 = 0;
+        for (int n : {4, 1, 3, 1}) {
+          std::vector<int32_t> tokens;
+          for (int i = 0; i < n; ++i)
+            for (int r = 0; r < B; ++r) tokens.push_back(token(r, t0 + i));
+          tensor::ArenaScope scope(step_arena);
+          nn::AttentionCapture capture_many;
+          capture_many.decoder_cross.resize(size_t(c.n_layers_dec));
+          capture_many.decoder_cross.back() = step_arena.allocate(Shape{n * B, heads, 1, S});
+          const auto all = model.decode_steps(many, tokens, n, step_arena, true, &capture_many).to_host_f32();
+          const auto all_attention = capture_many.decoder_cross.back().to_host_f32();
+          for (int i = 0; i < n; ++i) {
+            std::vector<int32_t> step_tokens;
+            for (int r = 0; r < B; ++r) step_tokens.push_back(token(r, t0 + i));
+            nn::AttentionCapture capture_one;
+            capture_one.decoder_cross.resize(size_t(c.n_layers_dec));
+            capture_one.decoder_cross.back() = step_arena.allocate(Shape{B, heads, 1, S});
+            const auto step = model.decode_step(one, step_tokens, step_arena, true, &capture_one).to_host_f32();
+            const auto step_attention = capture_one.decoder_cross.back().to_host_f32();
+            // Time-major: position t0 + i of row r is row i * B + r of the pass.
+            CHECK(std::equal(step.begin(), step.end(), all.begin() + std::ptrdiff_t(i) * B * V));
+            CHECK(std::equal(step_attention.begin(), step_attention.end(),
+                             all_attention.begin() + std::ptrdiff_t(i) * B * heads * S));
+          }
+          t0 += n;
+        }
+        CHECK(many.length() == T);
+        CHECK_THROWS_AS(model.decode_steps(many, {2, 2, 2}, 1, step_arena), tt::Error);  // full
+        auto fresh = model.start_decoding(encoded, max_rows, T, cache_a);
+        CHECK_THROWS_AS(model.decode_steps(fresh, {2, 2}, 1, step_arena), tt::Error);  // 2 tokens for 3 rows
+      }
+    }
+  }
 }
