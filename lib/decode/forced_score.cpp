@@ -4,8 +4,6 @@
 #include <optional>
 
 #include "decode/length_penalty.h"
-#include "ops/copy.h"
-#include "ops/cross_entropy.h"
 #include "ops/softmax.h"
 #include "util/error.h"
 
@@ -34,18 +32,14 @@ std::vector<TargetScore> score_targets(StepScorer& scorer, const std::vector<std
     if (!arena) arena.emplace(log_probs.backend());
     // The same float subtraction as the search's fused top-k, so the same bits.
     if (scorer.returns_logits()) ops::log_softmax(log_probs);
-    const int64_t rows = log_probs.dim(0), V = log_probs.dim(1);
+    const int64_t rows = log_probs.dim(0);
     wanted.clear();
     for (int64_t r = 0; r < rows; ++r) {
       const auto& target = targets[active[static_cast<size_t>(r)]];
-      wanted.push_back(static_cast<int32_t>(r * V + (t < target.size() ? target[t] : ids.eos)));
+      wanted.push_back(t < target.size() ? target[t] : ids.eos);
     }
     tensor::ArenaScope scope(*arena);
-    tensor::Tensor at = arena->allocate(tensor::Shape{rows}, tensor::DType::i32);
-    tensor::Tensor picked = arena->allocate(tensor::Shape{rows, 1});
-    ops::upload(at, wanted);
-    ops::gather_rows(picked, log_probs.reshape(tensor::Shape{rows * V, 1}), at, rows, 1);
-    const std::vector<float> lp = picked.to_host_f32();
+    const std::vector<float> lp = gather_columns(log_probs, wanted, *arena);
     std::vector<size_t> still;
     index.clear();
     tokens.clear();

@@ -61,7 +61,7 @@ bool sample_step(Sentence& s, const RowBest& rows, const std::vector<float>& att
   const int length = static_cast<int>(s.open.front().tokens.size());
   const bool eos_allowed = length >= std::min(o.min_len, s.max_len), others_allowed = length < s.max_len;
   std::vector<Open> drawing;
-  if (length == 0) {  // the one start hypothesis becomes the beam's samples, on one decoder row for now
+  if (length == s.prefix) {  // the one start hypothesis becomes the beam's samples, on one decoder row for now
     for (int k = 0; k < o.beam; ++k) {
       drawing.push_back(s.open.front());
       drawing.back().sample = k;

@@ -3,7 +3,14 @@
 #include <algorithm>
 #include <string>
 
+#include <optional>
+
+#include "ops/copy.h"
+#include "ops/cross_entropy.h"
+#include "ops/decoding.h"
 #include "ops/elementwise.h"
+#include "ops/softmax.h"
+#include "ops/view.h"
 #include "util/error.h"
 
 namespace tt::decode {
@@ -29,27 +36,144 @@ void ModelScorer::start(const std::vector<std::vector<int32_t>>& sources, int ma
   encode_arena_.reset();  // the cross-attention K/V now live in the cache
 }
 
+namespace {
+
+// Logits a forced pass may hold at once (floats): longer prefixes go in chunks of positions.
+constexpr int64_t kForcedLogits = int64_t{1} << 23;
+
+void check_forced(const std::vector<std::vector<int32_t>>& forced, int rows) {
+  if (static_cast<int>(forced.size()) != rows || forced.empty() || forced.front().empty())
+    throw InternalError("force: " + std::to_string(forced.size()) + " forced rows for " + std::to_string(rows));
+  for (const auto& f : forced)
+    if (f.size() != forced.front().size()) throw InternalError("force: rows of different lengths");
+}
+
+// [positions][rows, S] -> [rows, positions, S]
+std::vector<float> rows_first(const std::vector<std::vector<float>>& by_position, size_t rows) {
+  const size_t n = by_position.size(), S = by_position.front().size() / rows;
+  std::vector<float> out(rows * n * S);
+  for (size_t t = 0; t < n; ++t)
+    for (size_t r = 0; r < rows; ++r)
+      std::copy_n(by_position[t].begin() + static_cast<std::ptrdiff_t>(r * S), S,
+                  out.begin() + static_cast<std::ptrdiff_t>((r * n + t) * S));
+  return out;
+}
+
+}  // namespace
+
+std::vector<float> gather_columns(const tensor::Tensor& x, const std::vector<int32_t>& columns, tensor::Arena& arena) {
+  const int64_t rows = x.dim(0), V = x.dim(1);
+  std::vector<int32_t> at(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) at[static_cast<size_t>(r)] = static_cast<int32_t>(r * V + columns[static_cast<size_t>(r)]);
+  tensor::Tensor index = arena.allocate(tensor::Shape{rows}, tensor::DType::i32);
+  tensor::Tensor picked = arena.allocate(tensor::Shape{rows, 1});
+  ops::upload(index, at);
+  ops::gather_rows(picked, x.reshape(tensor::Shape{rows * V, 1}), index, rows, 1);
+  return picked.to_host_f32();
+}
+
+tensor::Tensor StepScorer::force(const std::vector<std::vector<int32_t>>& forced,
+                                 std::vector<std::vector<float>>& forced_log_probs, std::vector<float>* attention) {
+  const size_t rows = forced.size(), n = rows ? forced.front().size() : 0;
+  check_forced(forced, static_cast<int>(rows));
+  forced_log_probs.assign(rows, {});
+  std::vector<std::vector<float>> steps_attention;
+  std::vector<float> step_attention;
+  std::optional<tensor::Arena> arena;
+  std::vector<int32_t> tokens(rows), next(rows);
+  for (size_t t = 0;; ++t) {
+    for (size_t r = 0; r < rows; ++r) tokens[r] = forced[r][t];
+    tensor::Tensor scores = step(tokens, attention ? &step_attention : nullptr);
+    if (attention) steps_attention.push_back(step_attention);
+    if (t + 1 == n) {
+      if (attention) *attention = rows_first(steps_attention, rows);
+      return scores;
+    }
+    if (returns_logits()) ops::log_softmax(scores);
+    if (!arena) arena.emplace(scores.backend());
+    tensor::ArenaScope scope(*arena);
+    for (size_t r = 0; r < rows; ++r) next[r] = forced[r][t + 1];
+    const std::vector<float> lp = gather_columns(scores, next, *arena);
+    for (size_t r = 0; r < rows; ++r) forced_log_probs[r].push_back(lp[r]);
+  }
+}
+
+void ModelScorer::mean_heads(const tensor::Tensor& captured, int queries, std::vector<float>& out) const {
+  const int heads = model_.config().heads;
+  const std::vector<float> all = captured.to_host_f32();  // [queries, H, 1, S]
+  out.assign(static_cast<size_t>(queries) * S_, 0.0f);
+  for (int r = 0; r < queries; ++r)
+    for (int h = 0; h < heads; ++h)
+      for (int s = 0; s < S_; ++s)
+        out[static_cast<size_t>(r) * S_ + s] += all[(static_cast<size_t>(r) * heads + h) * S_ + s] / static_cast<float>(heads);
+}
+
 tensor::Tensor ModelScorer::step(const std::vector<int32_t>& tokens, std::vector<float>* attention) {
   step_arena_.reset();  // the previous step's log-probabilities are no longer needed
   const int rows = state_->rows();
   nn::AttentionCapture capture;
-  const int heads = model_.config().heads;
   if (attention) {
     // Only the last decoder layer's cross-attention: [rows, H, 1, S]
     capture.decoder_cross.resize(static_cast<size_t>(model_.config().n_layers_dec));
-    capture.decoder_cross.back() = step_arena_.allocate(tensor::Shape{rows, heads, 1, S_});
+    capture.decoder_cross.back() = step_arena_.allocate(tensor::Shape{rows, model_.config().heads, 1, S_});
   }
   tensor::Tensor log_probs = model_.decode_step(*state_, tokens, step_arena_, !logits_, attention ? &capture : nullptr);
-  if (attention) {
-    const std::vector<float> all = capture.decoder_cross.back().to_host_f32();
-    attention->assign(static_cast<size_t>(rows) * S_, 0.0f);
-    for (int r = 0; r < rows; ++r)
-      for (int h = 0; h < heads; ++h)
-        for (int s = 0; s < S_; ++s)
-          (*attention)[static_cast<size_t>(r) * S_ + s] +=
-              all[(static_cast<size_t>(r) * heads + h) * S_ + s] / static_cast<float>(heads);
-  }
+  if (attention) mean_heads(capture.decoder_cross.back(), rows, *attention);
   return log_probs;
+}
+
+tensor::Tensor ModelScorer::force(const std::vector<std::vector<int32_t>>& forced,
+                                  std::vector<std::vector<float>>& forced_log_probs, std::vector<float>* attention) {
+  const int rows = state_->rows();
+  check_forced(forced, rows);
+  const int n = static_cast<int>(forced.front().size()), V = vocab_size();
+  const int chunk = static_cast<int>(std::clamp<int64_t>(kForcedLogits / (int64_t{rows} * V), 1, n));
+  forced_log_probs.assign(static_cast<size_t>(rows), {});
+  std::vector<std::vector<float>> chunks_attention;
+  std::vector<int32_t> tokens, next;
+  for (int t0 = 0;; t0 += chunk) {
+    const int c = std::min(chunk, n - t0);
+    step_arena_.reset();
+    tokens.clear();
+    for (int i = 0; i < c; ++i)  // time-major
+      for (int r = 0; r < rows; ++r) tokens.push_back(forced[static_cast<size_t>(r)][static_cast<size_t>(t0 + i)]);
+    nn::AttentionCapture capture;
+    if (attention) {
+      capture.decoder_cross.resize(static_cast<size_t>(model_.config().n_layers_dec));
+      capture.decoder_cross.back() = step_arena_.allocate(tensor::Shape{c * rows, model_.config().heads, 1, S_});
+    }
+    tensor::Tensor logits = model_.decode_steps(*state_, tokens, c, step_arena_, !logits_, attention ? &capture : nullptr);
+    if (attention) {
+      std::vector<float> a;
+      mean_heads(capture.decoder_cross.back(), c * rows, a);
+      for (int i = 0; i < c; ++i)
+        chunks_attention.emplace_back(a.begin() + static_cast<std::ptrdiff_t>(i) * rows * S_,
+                                      a.begin() + static_cast<std::ptrdiff_t>(i + 1) * rows * S_);
+    }
+    const bool last = t0 + c == n;
+    const int scored = last ? c - 1 : c;  // positions whose next token is forced
+    if (scored > 0) {
+      const int64_t queries = int64_t{scored} * rows;
+      const tensor::Tensor head = ops::view(logits, 0, tensor::Shape{queries, V});
+      next.clear();
+      for (int i = 0; i < scored; ++i)
+        for (int r = 0; r < rows; ++r) next.push_back(forced[static_cast<size_t>(r)][static_cast<size_t>(t0 + i + 1)]);
+      std::vector<float> shift(static_cast<size_t>(queries), 0.0f);
+      if (logits_) {  // each row's log-softmax shift, fused as the search's top-k computes it (no [rows, V] pass
+                      // written back); the forced token's log-probability is then the search's x - shift
+        tensor::Tensor best = step_arena_.allocate(tensor::Shape{queries, 1}), shifts = step_arena_.allocate(tensor::Shape{queries});
+        ops::log_softmax_topk(best, step_arena_.allocate(tensor::Shape{queries, 1}, tensor::DType::i32), shifts, head);
+        shift = shifts.to_host_f32();
+      }
+      std::vector<float> lp = gather_columns(head, next, step_arena_);
+      for (size_t q = 0; q < lp.size(); ++q) lp[q] -= shift[q];
+      for (size_t q = 0; q < lp.size(); ++q) forced_log_probs[q % static_cast<size_t>(rows)].push_back(lp[q]);
+    }
+    if (last) {
+      if (attention) *attention = rows_first(chunks_attention, static_cast<size_t>(rows));
+      return ops::view(logits, int64_t{c - 1} * rows * V, tensor::Shape{rows, V});
+    }
+  }
 }
 
 void ModelScorer::reorder(const std::vector<int32_t>& index) { model_.reorder(*state_, index); }
@@ -95,6 +219,43 @@ tensor::Tensor EnsembleScorer::step(const std::vector<int32_t>& tokens, std::vec
     if (attention)
       for (size_t j = 0; j < attention->size(); ++j) (*attention)[j] += w * member_attention_[j];
   }
+  return sum;
+}
+
+tensor::Tensor EnsembleScorer::force(const std::vector<std::vector<int32_t>>& forced,
+                                     std::vector<std::vector<float>>& forced_log_probs, std::vector<float>* attention) {
+  if (members_.size() == 1) return members_.front()->force(forced, forced_log_probs, attention);
+  // The same mean as step(): every member's terms scaled by w, added in member order, by the same kernels.
+  const float w = 1.0f / static_cast<float>(members_.size());
+  tensor::Tensor sum, sum_forced;
+  std::vector<std::vector<float>> member_forced;
+  std::optional<tensor::Arena> arena;
+  for (size_t i = 0; i < members_.size(); ++i) {
+    tensor::Tensor lp = members_[i]->force(forced, member_forced, attention ? &member_attention_ : nullptr);
+    if (!arena) arena.emplace(lp.backend());
+    std::vector<float> flat;
+    for (const auto& f : member_forced) flat.insert(flat.end(), f.begin(), f.end());
+    tensor::Tensor f = arena->allocate(tensor::Shape{static_cast<int64_t>(flat.size()) + 1});
+    flat.push_back(0.0f);  // (never an empty tensor)
+    ops::upload(f, flat);
+    ops::scale(lp, w);
+    ops::scale(f, w);
+    if (i == 0) {
+      sum = lp;
+      sum_forced = f;
+      if (attention) attention->assign(member_attention_.size(), 0.0f);
+    } else {
+      ops::add(sum, sum, lp);
+      ops::add(sum_forced, sum_forced, f);
+    }
+    if (attention)
+      for (size_t j = 0; j < attention->size(); ++j) (*attention)[j] += w * member_attention_[j];
+  }
+  const std::vector<float> mean = sum_forced.to_host_f32();
+  forced_log_probs = std::move(member_forced);
+  size_t k = 0;
+  for (auto& f : forced_log_probs)
+    for (float& x : f) x = mean[k++];
   return sum;
 }
 

@@ -33,7 +33,17 @@ class StepScorer {
   virtual bool returns_logits() const { return false; }
   // New row i continues old row index[i].
   virtual void reorder(const std::vector<int32_t>& index) = 0;
+  // Teacher forcing (a target prefix): feeds row r the tokens forced[r] (bos first; every row as many) as
+  // that many step() calls would, and returns what the last of them would. forced_log_probs[r] receives
+  // the log-probability of each of row r's tokens after the first, given those before it — the bits
+  // step() gives. attention (host): [rows, positions, S]. This default calls step() once per position;
+  // ModelScorer feeds them all in one pass.
+  virtual tensor::Tensor force(const std::vector<std::vector<int32_t>>& forced,
+                               std::vector<std::vector<float>>& forced_log_probs, std::vector<float>* attention);
 };
+
+// x[r, columns[r]] for each row r of x [rows, V] (on x's device; scratch from `arena`), on the host.
+std::vector<float> gather_columns(const tensor::Tensor& x, const std::vector<int32_t>& columns, tensor::Arena& arena);
 
 class ModelScorer final : public StepScorer {
  public:
@@ -45,8 +55,14 @@ class ModelScorer final : public StepScorer {
   tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) override;
   void reorder(const std::vector<int32_t>& index) override;
   bool returns_logits() const override { return logits_; }
+  // One pass of nn::Transformer::decode_steps (in chunks of positions when the logits would be large).
+  tensor::Tensor force(const std::vector<std::vector<int32_t>>& forced,
+                       std::vector<std::vector<float>>& forced_log_probs, std::vector<float>* attention) override;
 
  private:
+  // The last decoder layer's cross-attention of `queries` rows, mean over heads, appended to `out` (host).
+  void mean_heads(const tensor::Tensor& captured, int queries, std::vector<float>& out) const;
+
   nn::Transformer& model_;
   bool logits_;
   tensor::Arena encode_arena_, cache_arena_, step_arena_;
@@ -65,6 +81,9 @@ class EnsembleScorer final : public StepScorer {
   tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) override;
   void reorder(const std::vector<int32_t>& index) override;
   bool returns_logits() const override { return members_.size() == 1; }
+  // Each member's one pass; their forced log-probabilities averaged as step() averages them.
+  tensor::Tensor force(const std::vector<std::vector<int32_t>>& forced,
+                       std::vector<std::vector<float>>& forced_log_probs, std::vector<float>* attention) override;
 
  private:
   std::vector<std::unique_ptr<ModelScorer>> members_;

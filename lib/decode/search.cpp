@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 
+#include "decode/repetition_penalty.h"
 #include "decode/sampling.h"
 #include "decode/search_state.h"
 #include "ops/copy.h"
@@ -141,15 +143,9 @@ void read_best(RowBest& out, const tensor::Tensor& scores, bool logits, int widt
   } else {
     ops::topk(values, tokens, scores);
   }
-  std::vector<int32_t> at(static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) at[static_cast<size_t>(r)] = static_cast<int32_t>(r * V + eos_id);
-  tensor::Tensor index = arena.allocate(tensor::Shape{rows}, tensor::DType::i32);
-  ops::upload(index, at);
-  tensor::Tensor eos = arena.allocate(tensor::Shape{rows, 1});
-  ops::gather_rows(eos, scores.reshape(tensor::Shape{rows * V, 1}), index, rows, 1);
+  out.eos = gather_columns(scores, std::vector<int32_t>(static_cast<size_t>(rows), eos_id), arena);
   out.values = values.to_host_f32();
   out.tokens = tokens.to_host_i32();
-  out.eos = eos.to_host_f32();
   if (logits) {  // the same float subtraction as log_softmax's, so the same bits
     const std::vector<float> s = shift.to_host_f32();
     for (size_t r = 0; r < out.eos.size(); ++r) out.eos[r] -= s[r];
@@ -182,6 +178,11 @@ void validate(const SearchOptions& o) {
   if (o.min_len < 0) throw ConfigError("min length " + std::to_string(o.min_len) + " must be >= 0");
   if (!std::isfinite(o.alpha)) throw ConfigError("length-penalty alpha must be a finite number");
   if (o.no_repeat_ngram < 0) throw ConfigError("no-repeat n-gram size " + std::to_string(o.no_repeat_ngram) + " must be >= 0");
+  if (!(o.repetition_penalty > 0) || !std::isfinite(o.repetition_penalty))
+    throw ConfigError("repetition penalty " + std::to_string(o.repetition_penalty) + " must be a positive number (1: off)");
+  if (o.alternatives < 0) throw ConfigError("alternatives " + std::to_string(o.alternatives) + " must be >= 0");
+  if (o.alternatives > 0 && (o.nbest != 1 || o.sampling))
+    throw ConfigError("alternatives give one completed hypothesis each: they take no n-best list and no sampling");
   if (o.sampling_topp != 0 && (!(o.sampling_topp > 0) || o.sampling_topp > 1 || !o.sampling || o.sampling_topk != 0))
     throw ConfigError("nucleus sampling needs a share p in (0, 1] and no top-k");
   if (o.sampling) {
@@ -194,19 +195,42 @@ void validate(const SearchOptions& o) {
   }
 }
 
-std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources,
-                                            const SearchOptions& o, const SpecialIds& ids,
-                                            const std::vector<uint64_t>& streams) {
-  validate(o);
-  if (!streams.empty() && streams.size() != sources.size())
-    throw Error("search: " + std::to_string(streams.size()) + " random streams for " +
-                std::to_string(sources.size()) + " sources");
+namespace {
+
+// SearchOptions::alternatives: a sentence at its first free position becomes one sentence per alternative,
+// each starting with one of the row's best tokens other than </s> (best first); none when nothing may
+// follow (max length) — the sentence then goes on as it is.
+std::vector<Sentence> expand_alternatives(const Sentence& s, const RowBest& best_of, const std::vector<float>& attention,
+                                          int S, const SearchOptions& o, const SpecialIds& ids) {
+  std::vector<Sentence> out;
+  const Open& h = s.open.front();
+  if (static_cast<int>(h.tokens.size()) >= s.max_len) return out;
+  const size_t first = static_cast<size_t>(h.row) * static_cast<size_t>(best_of.width);
+  for (size_t i = first; i < first + static_cast<size_t>(best_of.width) && static_cast<int>(out.size()) < o.alternatives; ++i) {
+    const int32_t v = best_of.tokens[i];
+    const float lp = best_of.values[i];
+    if (v == ids.bos || v == ids.pad || v == ids.eos || (o.ban_unk && v == ids.unk) || best_of.is_banned(h.row, v)) continue;
+    if (lp == kNegInf || std::isnan(lp)) continue;
+    Sentence a{s.index, s.stream, s.source_size, s.max_len, s.prefix, static_cast<int>(out.size()), {}, {}};
+    Open n{h.tokens, h.log_prob + lp, h.row, detail::extend_attention(h, attention, S, s.source_size, o.attention)};
+    n.tokens.push_back(v);
+    a.open.push_back(std::move(n));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+// The search of sentences that share their prefix length (the first step feeds the prefixes at once).
+void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources, const std::vector<size_t>& members,
+                  const SearchOptions& o, const SpecialIds& ids, const std::vector<uint64_t>& streams,
+                  const std::vector<std::vector<int32_t>>& prefixes, std::vector<std::vector<Hypothesis>>& results) {
   const int32_t bos_id = ids.bos, eos_id = ids.eos;
-  std::vector<std::vector<Hypothesis>> results(sources.size());
   std::vector<Sentence> active;
-  std::vector<std::vector<int32_t>> batch;
-  for (size_t i = 0; i < sources.size(); ++i) {
+  std::vector<std::vector<int32_t>> batch, forced;
+  for (size_t i : members) {
     const auto& src = sources[i];
+    const std::vector<int32_t> none;
+    const auto& prefix = prefixes.empty() ? none : prefixes[i];
     if (src.empty() || (src.size() == 1 && src[0] == eos_id)) {
       Hypothesis empty;
       if (o.attention) empty.attention.assign(src.size(), src.empty() ? 0.0f : 1.0f);
@@ -217,28 +241,61 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
     s.index = i;
     s.stream = util::rng_stream(util::RngPurpose::decoding, streams.empty() ? i : streams[i], 0);
     s.source_size = static_cast<int>(src.size());
+    s.prefix = static_cast<int>(prefix.size());
+    if (s.prefix + 1 >= scorer.max_positions())
+      throw Error("search: a target prefix of " + std::to_string(s.prefix) + " pieces leaves no room in the model's " +
+                  std::to_string(scorer.max_positions()) + " positions");
+    // The length limit counts the tokens after the prefix.
     const int words = s.source_size - (src.back() == eos_id ? 1 : 0);
-    const double limit = std::floor(double{o.max_len_a} * words + o.max_len_b);
+    const double limit = std::floor(double{o.max_len_a} * words + o.max_len_b) + s.prefix;
     s.max_len = static_cast<int>(std::clamp(limit, 0.0, double(scorer.max_positions() - 1)));
-    s.open.push_back(Open{{}, 0.0f, static_cast<int>(active.size()), {}});
+    s.open.push_back(Open{prefix, 0.0f, static_cast<int>(active.size()), {}});
     active.push_back(std::move(s));
     batch.push_back(src);
+    if (!prefix.empty()) {
+      forced.push_back({bos_id});
+      forced.back().insert(forced.back().end(), prefix.begin(), prefix.end());
+    }
   }
-  if (active.empty()) return results;
+  if (active.empty()) return;
   int max_steps = 0, S = 0;
   for (const Sentence& s : active) {
     max_steps = std::max(max_steps, s.max_len + 1);
     S = std::max(S, s.source_size);
   }
-  scorer.start(batch, static_cast<int>(active.size()) * o.beam, max_steps);
+  scorer.start(batch, static_cast<int>(active.size()) * o.beam * std::max(1, o.alternatives), max_steps);
   std::vector<int32_t> tokens(active.size(), bos_id), index;
   std::vector<float> attention;
   std::optional<tensor::Arena> arena;  // top-k scratch, on the scorer's device
   RowBest best_of;
-  while (!active.empty()) {
+  for (bool first = true; !active.empty(); first = false) {
     const int rows = static_cast<int>(tokens.size());
-    const tensor::Tensor log_probs = scorer.step(tokens, o.attention ? &attention : nullptr);
+    tensor::Tensor log_probs;
+    if (first && !forced.empty()) {  // the prefixes in one pass; their log-probabilities start the scores
+      std::vector<std::vector<float>> forced_log_probs;
+      std::vector<float> forced_attention;  // [rows, prefix + 1, S]
+      log_probs = scorer.force(forced, forced_log_probs, o.attention ? &forced_attention : nullptr);
+      const size_t n = forced.front().size();
+      if (o.attention) attention.assign(static_cast<size_t>(rows) * S, 0.0f);
+      for (Sentence& s : active) {
+        Open& h = s.open.front();
+        for (float lp : forced_log_probs[static_cast<size_t>(h.row)]) h.log_prob = h.log_prob + lp;
+        if (!o.attention) continue;
+        const float* a = forced_attention.data() + static_cast<size_t>(h.row) * n * S;
+        for (size_t t = 0; t + 1 < n; ++t)
+          h.attention.insert(h.attention.end(), a + t * S, a + t * S + s.source_size);
+        std::copy_n(a + (n - 1) * S, S, attention.begin() + static_cast<std::ptrdiff_t>(h.row) * S);
+      }
+    } else {
+      log_probs = scorer.step(tokens, o.attention ? &attention : nullptr);
+    }
     if (!arena) arena.emplace(log_probs.backend());
+    if (o.repetition_penalty != 1.0f) {
+      std::vector<std::vector<int32_t>> seen(static_cast<size_t>(rows));
+      for (const Sentence& s : active)
+        for (const Open& h : s.open) seen[static_cast<size_t>(h.row)] = h.tokens;
+      penalize_repeats(log_probs, seen, o.repetition_penalty, scorer.returns_logits());
+    }
     int banned = o.ban_unk ? 1 : 0;  // the most candidates of one row that may be passed over
     if (o.no_repeat_ngram > 0) {
       best_of.banned.assign(static_cast<size_t>(rows), {});
@@ -256,13 +313,29 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
       best_of.all = log_probs.to_host_f32();
       best_of.vocab = static_cast<int>(log_probs.dim(1));
     } else {
-      read_best(best_of, log_probs, scorer.returns_logits(), (o.sampling ? o.sampling_topk : o.beam) + 3 + banned,
-                eos_id, *arena);
+      const int wanted = o.sampling ? o.sampling_topk : std::max(o.beam, first ? o.alternatives : 0);
+      read_best(best_of, log_probs, scorer.returns_logits(), wanted + 3 + banned, eos_id, *arena);
     }
     std::vector<Sentence> still;
     index.clear();
     tokens.clear();
+    auto keep = [&](Sentence&& s) {
+      for (Open& h : s.open) {
+        index.push_back(h.row);
+        h.row = static_cast<int>(index.size()) - 1;
+        tokens.push_back(h.tokens.back());
+      }
+      still.push_back(std::move(s));
+    };
     for (Sentence& s : active) {
+      if (first && o.alternatives > 0) {
+        std::vector<Sentence> alternatives = expand_alternatives(s, best_of, attention, S, o, ids);
+        if (!alternatives.empty()) {
+          results[s.index].resize(alternatives.size());
+          for (Sentence& a : alternatives) keep(std::move(a));
+          continue;
+        }
+      }
       if (o.sampling ? detail::sample_step(s, best_of, attention, S, o, ids) : advance(s, best_of, attention, S, o, ids)) {
         sort_finished(s.finished);
         s.finished.resize(std::min(s.finished.size(), static_cast<size_t>(o.nbest)));
@@ -271,21 +344,49 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
         if (s.finished.empty())
           s.finished.push_back(Hypothesis{{}, kNegInf, kNegInf,
                                           std::vector<float>(o.attention ? static_cast<size_t>(s.source_size) : 0, 0.0f)});
-        results[s.index] = std::move(s.finished);
+        if (s.alternative >= 0)
+          results[s.index][static_cast<size_t>(s.alternative)] = std::move(s.finished.front());
+        else
+          results[s.index] = std::move(s.finished);
         continue;
       }
-      for (Open& h : s.open) {
-        index.push_back(h.row);
-        h.row = static_cast<int>(index.size()) - 1;
-        tokens.push_back(h.tokens.back());
-      }
-      still.push_back(std::move(s));
+      keep(std::move(s));
     }
     active = std::move(still);
     if (active.empty()) break;
     bool identity = static_cast<int>(index.size()) == rows;
     for (size_t r = 0; identity && r < index.size(); ++r) identity = index[r] == static_cast<int32_t>(r);
     if (!identity) scorer.reorder(index);
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& o, const SpecialIds& ids,
+                                            const std::vector<uint64_t>& streams,
+                                            const std::vector<std::vector<int32_t>>& prefixes) {
+  validate(o);
+  if (!streams.empty() && streams.size() != sources.size())
+    throw Error("search: " + std::to_string(streams.size()) + " random streams for " +
+                std::to_string(sources.size()) + " sources");
+  if (!prefixes.empty() && prefixes.size() != sources.size())
+    throw Error("search: " + std::to_string(prefixes.size()) + " prefixes for " + std::to_string(sources.size()) +
+                " sources");
+  std::vector<std::vector<Hypothesis>> results(sources.size());
+  // Sentences whose prefixes differ in length are searched apart, shortest first (each row's bits do not
+  // depend on the others, so the grouping changes no output).
+  std::vector<size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  auto length = [&](size_t i) { return prefixes.empty() ? size_t{0} : prefixes[i].size(); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return length(a) < length(b); });
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i + 1;
+    while (j < order.size() && length(order[j]) == length(order[i])) ++j;
+    search_group(scorer, sources, std::vector<size_t>(order.begin() + static_cast<std::ptrdiff_t>(i),
+                                                      order.begin() + static_cast<std::ptrdiff_t>(j)),
+                 o, ids, streams, prefixes, results);
+    i = j;
   }
   return results;
 }

@@ -49,6 +49,14 @@ struct SearchOptions {
   // banned).
   bool ban_unk = false;
   int no_repeat_ngram = 0;
+  // repetition_penalty P (the CTRL form, as CTranslate2): before each step, the score of every token the
+  // hypothesis already holds (its prefix included) is divided by P where positive and multiplied by P
+  // where negative (repetition_penalty.h); 1: off.
+  float repetition_penalty = 1.0f;
+  // alternatives N (CTranslate2's return_alternatives; an autocomplete box): at the first position after
+  // the prefix, the N best tokens other than </s> each start a hypothesis of their own, which the beam
+  // search then completes; a sentence gives those N (fewer if the model offers fewer), in that order.
+  int alternatives = 0;
 };
 
 struct Hypothesis {
@@ -76,9 +84,13 @@ void validate(const SearchOptions& options);
 // sources: source ids each ending in eos (as the trainer feeds them). Returns, per source, its n best
 // hypotheses best first. An empty source (just eos, or nothing) gives one empty hypothesis.
 // streams: for sampling, each source's random stream (e.g. its input line; default: its index here).
+// prefixes: target ids each source's hypotheses start with (none: empty), fed to the decoder in one
+// teacher-forced pass (StepScorer::force); their log-probabilities count in the scores, and the length
+// limit counts the tokens after them. Sources with prefixes of different lengths are searched apart.
 std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& options, const SpecialIds& ids = {},
-                                            const std::vector<uint64_t>& streams = {});
+                                            const std::vector<uint64_t>& streams = {},
+                                            const std::vector<std::vector<int32_t>>& prefixes = {});
 std::vector<std::vector<Hypothesis>> search(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& options);
 // Ensembles: the same over several models (average of log-probabilities; same target vocabulary — checked).

@@ -23,6 +23,8 @@ struct Sentence {
   uint64_t stream = 0;  // sampling: the sentence's random stream (its line, so batches do not matter)
   int source_size = 0;  // ids including eos
   int max_len = 0;      // most target tokens before eos
+  int prefix = 0;       // forced target tokens (search()'s prefixes) every hypothesis starts with
+  int alternative = -1;  // SearchOptions::alternatives: which of the sentence's alternatives this is
   std::vector<Open> open;
   std::vector<Hypothesis> finished;
 };

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "data/spm_tokenizer.h"
+#include "decode/forced_score.h"
 #include "decode/search.h"
 #include "decode/trained_fixture.h"
 #include "io/model_dir.h"
@@ -139,4 +140,58 @@ TEST_CASE("a worker model on a second backend reads the weights in place and tra
   const auto b = decode::search(const_cast<nn::Transformer&>(worker), sources, o);
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i) CHECK(same(a[i].front(), b[i].front()));
+}
+
+TEST_CASE("a target prefix fed in one pass gives the bits of feeding it one token at a time", "[decode][prefix]") {
+  const auto& f = test::trained_fixture();
+  auto sources = fixture_sources(f);
+  sources.resize(60);
+  auto be = backend::make_backend("cpu", 2);
+  REQUIRE(be->set_row_invariant(true));
+  const auto config = io::load_model_config(f.model_dir);
+  nn::Transformer model(config, *be, nn::Usage::inference), copy(config, *be, nn::Usage::inference);
+  io::load_model_weights(f.model_dir, model.params());
+  io::load_model_weights(f.model_dir, copy.params());
+  const auto ids = decode::special_ids(config);
+  decode::ModelScorer scorer(model, true);
+  decode::SearchOptions o;
+  o.beam = 1;
+  o.max_len_b = 5;
+  // Greedy search forced with the first half of its own output goes on exactly as it went (where it
+  // stopped by itself: the length limit counts after a prefix).
+  const auto plain = decode::search(scorer, sources, o, ids);
+  std::vector<std::vector<int32_t>> prefixes;
+  for (const auto& r : plain) prefixes.emplace_back(r[0].tokens.begin(), r[0].tokens.begin() + std::ptrdiff_t(r[0].tokens.size() / 2));
+  const auto forced = decode::search(scorer, sources, o, ids, {}, prefixes);
+  int compared = 0, with_prefix = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (plain[i][0].tokens.size() >= sources[i].size() - 1 + 5) continue;  // stopped by the limit
+    ++compared;
+    with_prefix += !prefixes[i].empty();
+    INFO("line " << i);
+    CHECK(same(forced[i][0], plain[i][0]));
+  }
+  INFO("compared " << compared << ", with a prefix " << with_prefix);
+  CHECK(with_prefix >= 20);
+  // Beam 4 with prefixes: every hypothesis starts with its prefix, the bits do not depend on the batch, an
+  // ensemble of two copies gives the model's bits, and scoring the output gives back the search's score.
+  o.beam = 4;
+  o.length_penalty = decode::LengthPenalty::none;
+  const auto beam = decode::search(scorer, sources, o, ids, {}, prefixes);
+  decode::EnsembleScorer two({&model, &copy});
+  const auto ensemble = decode::search(two, sources, o, ids, {}, prefixes);
+  std::vector<std::vector<int32_t>> outputs;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    INFO("line " << i);
+    const auto one = decode::search(scorer, {sources[i]}, o, ids, {}, {prefixes[i]});
+    CHECK(same(one[0][0], beam[i][0]));
+    CHECK(same(ensemble[i][0], beam[i][0]));
+    CHECK(std::equal(prefixes[i].begin(), prefixes[i].end(), beam[i][0].tokens.begin()));
+    outputs.push_back(beam[i][0].tokens);
+  }
+  const auto scored = decode::score_targets(scorer, sources, outputs, o, ids);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    INFO("line " << i);
+    CHECK(std::memcmp(&scored[i].log_prob, &beam[i][0].log_prob, sizeof(float)) == 0);
+  }
 }

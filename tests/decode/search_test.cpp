@@ -339,3 +339,76 @@ TEST_CASE("nucleus sampling (topp:P) draws only from the fewest best tokens hold
   o.sampling_topk = 2;  // top-k and top-p together are refused
   CHECK_THROWS_WITH(decode::validate(o), Catch::Contains("nucleus"));
 }
+
+TEST_CASE("a target prefix starts every hypothesis and its log-probabilities count in the score", "[decode][search]") {
+  ToyScorer toy;  // source {4}: after bos A 0.6, B 0.4; after A: eos, A, B 1/3 each; after B: eos 1
+  // Prefix "A": beam 2 can no longer reach "B"; "A" then </s> (1/3; the tie goes to the lower id).
+  auto r = decode::search(toy, {{4, 3}}, toy_options(2), {}, {}, {{4}});
+  CHECK(r[0][0].tokens == std::vector<int32_t>{4});
+  CHECK(r[0][0].log_prob == Approx(std::log(0.2)));
+  // Prefix "B" on a sentence batched with one without a prefix (searched apart, output unchanged) and one
+  // whose prefix is longer than what the model would say.
+  toy.steps = 0;
+  r = decode::search(toy, {{4, 3}, {5, 3}, {4, 3}}, toy_options(2), {}, {}, {{5}, {}, {4, 4, 5}});
+  CHECK(r[0][0].tokens == std::vector<int32_t>{5});
+  CHECK(r[0][0].log_prob == Approx(std::log(0.4)));
+  CHECK(r[1][0].tokens == std::vector<int32_t>{4});  // {5} swaps A and B: "A" at 0.4 unforced
+  CHECK(r[1][0].log_prob == Approx(std::log(0.4)));
+  CHECK(r[2][0].tokens == std::vector<int32_t>{4, 4, 5});  // after two tokens only </s> (1) is likely
+  CHECK(r[2][0].log_prob == Approx(std::log(0.6) + std::log(1.0 / 3) - 30.0).margin(1e-3));
+  // Max length counts after the prefix: 0 tokens allowed, the prefix alone.
+  SearchOptions o = toy_options(2);
+  o.max_len_a = 0;
+  o.max_len_b = 0;
+  r = decode::search(toy, {{4, 3}}, o, {}, {}, {{4, 4}});
+  CHECK(r[0][0].tokens == std::vector<int32_t>{4, 4});
+  // A prefix that fills the model's positions is an error, not a crash.
+  CHECK_THROWS_AS(decode::search(toy, {{4, 3}}, toy_options(1), {}, {}, {std::vector<int32_t>(49, 4)}), tt::Error);
+  CHECK_THROWS_AS(decode::search(toy, {{4, 3}}, toy_options(1), {}, {}, {{4}, {4}}), tt::Error);  // 2 for 1 source
+}
+
+TEST_CASE("alternatives: the N best first tokens after the prefix, each completed by the search", "[decode][search]") {
+  ToyScorer toy;
+  SearchOptions o = toy_options(1);
+  o.alternatives = 2;
+  auto r = decode::search(toy, {{4, 3}}, o);  // A (0.6) then </s>; B (0.4) then </s>: in first-token order
+  REQUIRE(r[0].size() == 2);
+  CHECK(r[0][0].tokens == std::vector<int32_t>{4});
+  CHECK(r[0][0].log_prob == Approx(std::log(0.2)));
+  CHECK(r[0][1].tokens == std::vector<int32_t>{5});
+  CHECK(r[0][1].log_prob == Approx(std::log(0.4)));
+  // After the prefix "A": A, B (1/3 each; </s> is not an alternative), then <unk> (e^-30), each completed.
+  o.alternatives = 3;
+  r = decode::search(toy, {{4, 3}, {5, 3}}, o, {}, {}, {{4}, {}});
+  REQUIRE(r[0].size() == 3);
+  CHECK(r[0][0].tokens == std::vector<int32_t>{4, 4});
+  CHECK(r[0][1].tokens == std::vector<int32_t>{4, 5});
+  CHECK(r[0][2].tokens == std::vector<int32_t>{4, 1});
+  CHECK(r[0][1].log_prob == Approx(std::log(0.6) + std::log(1.0 / 3)));
+  REQUIRE(r[1].size() == 3);  // the other sentence: its own alternatives ({5} swaps A and B)
+  CHECK(r[1][0].tokens == std::vector<int32_t>{5});
+  CHECK(r[1][1].tokens == std::vector<int32_t>{4});
+  o.nbest = 2;
+  o.beam = 2;
+  CHECK_THROWS_AS(decode::validate(o), tt::ConfigError);  // one hypothesis per alternative
+}
+
+TEST_CASE("repetition penalty: a held token's score is divided or multiplied, then normalised", "[decode][search]") {
+  BabbleScorer babble;  // every step: <unk> 0.5, A 0.3, B 0.15, </s> 0.05
+  SearchOptions o = toy_options(1);
+  o.max_len_a = 0;
+  o.max_len_b = 3;
+  o.ban_unk = true;
+  CHECK(best_tokens(babble, o) == std::vector<int32_t>{4, 4, 4});
+  // Penalty 2 on log-probabilities (all negative: multiplied). After A: A's log 0.3 doubled is log 0.09,
+  // below B's log 0.15: the greedy path alternates, then both are held and A (0.09) beats B (0.0225).
+  o.repetition_penalty = 2.0f;
+  const auto results = decode::search(babble, {{4, 3}}, o);
+  CHECK(results[0][0].tokens == std::vector<int32_t>{4, 5, 4});
+  // Step 2's distribution after the penalty: unk 0.5, A 0.09, B 0.15, eos 0.05, normalised by 0.79;
+  // step 3: unk 0.5, A 0.09, B 0.0225, eos 0.05 over 0.6625.
+  const double expected = std::log(0.3) + std::log(0.15 / 0.79) + std::log(0.09 / 0.6625) + std::log(0.05 / 0.6625);
+  CHECK(results[0][0].log_prob == Approx(expected).epsilon(1e-5));
+  o.repetition_penalty = 0.0f;
+  CHECK_THROWS_AS(decode::validate(o), tt::ConfigError);
+}

@@ -1,0 +1,35 @@
+#include "decode/repetition_penalty.h"
+
+#include <algorithm>
+
+#include "ops/softmax.h"
+
+namespace tt::decode {
+
+void penalize_repeats(const tensor::Tensor& scores, const std::vector<std::vector<int32_t>>& seen, float penalty,
+                      bool logits) {
+  const int64_t rows = scores.dim(0), V = scores.dim(1);
+  // Each (row, token) once, however often the token came.
+  std::vector<int64_t> at;
+  std::vector<int32_t> tokens;
+  for (int64_t r = 0; r < rows && r < static_cast<int64_t>(seen.size()); ++r) {
+    tokens = seen[static_cast<size_t>(r)];
+    std::sort(tokens.begin(), tokens.end());
+    tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+    for (int32_t t : tokens)
+      if (t >= 0 && t < V) at.push_back(r * V + t);
+  }
+  if (at.empty()) return;
+  // A few values per row: read back and written one by one (any device, no kernel of its own).
+  std::vector<float> values;
+  values.reserve(at.size());
+  for (int64_t i : at) {
+    float x = 0;
+    scores.backend().copy_to_host(&x, scores.f32() + i, sizeof x);
+    values.push_back(x < 0 ? x * penalty : x / penalty);
+  }
+  for (size_t k = 0; k < at.size(); ++k) scores.backend().copy_from_host(scores.f32() + at[k], &values[k], sizeof(float));
+  if (!logits) ops::log_softmax(scores);
+}
+
+}  // namespace tt::decode
