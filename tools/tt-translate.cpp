@@ -68,6 +68,11 @@ int translate_main(int argc, char** argv) {
   tt::cli::add_search_options(app, d, "Search");
   app.add_option("--nbest", o.search.nbest, "Print the N best per line (Moses format; N <= beam)")
       ->check(CLI::Range(1, 1024))->group("Search");
+  tt::cli::add_prefix_option(app, d, "Search");
+  app.add_option("--alternatives", o.search.alternatives,
+                 "Print N alternatives per line (Moses format): the N best tokens after the prefix, each completed "
+                 "by the search (an autocomplete box's choices)")
+      ->check(CLI::Range(1, 1024))->group("Search");
   const std::string g = "Output";
   app.add_flag("--scores", f.scores, "Print the score of each line on stderr")->group(g);
   app.add_option("--scores-file", f.scores_file, "Write the score of each line to FILE")->group(g);
@@ -108,9 +113,10 @@ int translate_main(int argc, char** argv) {
   o.output_format = tt::decode::parse_text_format(f.output_format);
   o.alignment = tt::decode::parse_alignment_format(f.alignment);
   if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;  // interactive: line at a time
-  if (!f.score.empty() && (o.search.sampling || o.search.nbest > 1 || f.alignment != "none"))
-    throw tt::UsageError("--score scores given translations: it does not combine with --sampling, --nbest or "
-                         "--alignment");
+  if (!f.score.empty() && (o.search.sampling || o.search.nbest > 1 || f.alignment != "none" ||
+                           o.search.alternatives > 0 || !d.target_prefix.empty()))
+    throw tt::UsageError("--score scores given translations: it does not combine with --sampling, --nbest, "
+                         "--alignment, --alternatives or --target-prefix");
   if ((f.token_scores || app.count("--score-feature")) && f.score.empty())
     throw tt::UsageError(std::string(f.token_scores ? "--token-scores" : "--score-feature") + " needs --score FILE");
 
@@ -193,6 +199,8 @@ int translate_main(int argc, char** argv) {
     else if (so.sampling)
       std::snprintf(search, sizeof search, "sampling %s (temperature %g), %d sample%s per line", d.sampling.c_str(),
                     static_cast<double>(so.temperature), so.beam, so.beam == 1 ? "" : "s");
+    else if (so.alternatives > 0)
+      std::snprintf(search, sizeof search, "beam %d, %d alternatives per line", so.beam, so.alternatives);
     else
       std::snprintf(search, sizeof search, "beam %d", so.beam);
     std::fprintf(stderr, "tt-translate: %s, compute %s, %zu model%s, %s, length penalty %s (alpha %g)%s\n",
@@ -233,7 +241,9 @@ int translate_main(int argc, char** argv) {
     tt::util::flush_stdout();
     return 0;
   }
-  translator.run(in, out);
+  std::optional<tt::util::LineReader> prefixes;
+  if (!d.target_prefix.empty()) prefixes.emplace(d.target_prefix);
+  translator.run(in, out, prefixes ? &*prefixes : nullptr);
   tt::util::flush_stdout();
   if (scores_out.is_open() && !scores_out.flush())
     throw tt::IoError(f.scores_file + ": write failed (" + std::strerror(errno) + ")");

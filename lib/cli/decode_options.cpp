@@ -62,6 +62,17 @@ void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& grou
   app.add_option("--no-repeat-ngram", s.no_repeat_ngram, "No n-gram of N tokens twice in a translation (0: off)")
       ->check(CLI::Range(0, 1 << 20))->group(group);
   app.add_flag("--ban-unk", s.ban_unk, "Never output <unk>")->group(group);
+  app.add_option("--repetition-penalty", s.repetition_penalty,
+                 "Divide the score of every token already in the translation by P where positive, multiply it "
+                 "where negative (CTRL, as CTranslate2; 1: off)")
+      ->check(positive)->group(group);
+}
+
+void add_prefix_option(CLI::App& app, DecodeOptions& o, const std::string& group) {
+  app.add_option("--target-prefix", o.target_prefix,
+                 "FILE of one prefix per input line (raw text; empty: none) each translation starts with, fed to "
+                 "the decoder in one pass")
+      ->group(group);
 }
 
 void add_sampling_options(CLI::App& app, DecodeOptions& o, const std::string& group) {

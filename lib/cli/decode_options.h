@@ -14,15 +14,19 @@ struct DecodeOptions {
   decode::TranslatorOptions translator;
   std::string length_penalty = "gnmt";  // as given (gnmt, power, none); finish() parses it
   std::string sampling;                  // as given ("", topk:K, full); finish() parses it
+  std::string target_prefix;             // --target-prefix FILE ("": none)
 
   // After parsing: the parsed values into `translator`, and the flag names its messages use.
   void finish();
 };
 
-// --beam --length-penalty --alpha --max-len-a --max-len-b --min-len, in help group `group`.
+// --beam --length-penalty --alpha --max-len-a --max-len-b --min-len --full-beam --no-repeat-ngram --ban-unk
+// --repetition-penalty, in help group `group`.
 void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& group);
 // --sampling --temperature, in help group `group` (the seed: common_options' --seed).
 void add_sampling_options(CLI::App& app, DecodeOptions& o, const std::string& group);
+// --target-prefix, in help group `group`.
+void add_prefix_option(CLI::App& app, DecodeOptions& o, const std::string& group);
 // --batch-size --batch-tokens --window --max-src-len --skip-invalid, in help group `group`.
 void add_batching_options(CLI::App& app, DecodeOptions& o, const std::string& group);
 

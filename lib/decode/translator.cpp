@@ -45,6 +45,8 @@ Translator::Translator(const std::vector<nn::Transformer*>& models, const data::
   const nn::ModelConfig& c = models_.front()->config();
   ids_ = special_ids(c);
   source_vocab_ = c.vocab_size_src;
+  target_vocab_ = c.vocab_size_tgt;
+  max_positions_ = scorers_.front()->max_positions();
   for (const auto* m : models_) source_vocab_ = std::min(source_vocab_, m->config().vocab_size_src);
   // A source may be at most max_positions long (with </s>) in every model.
   for (const auto* m : models_) options_.max_src_len = std::min(options_.max_src_len, m->config().max_positions - 1);
@@ -122,15 +124,38 @@ std::string Translator::alignment(const Hypothesis& h, int source_size) const {
   return s;
 }
 
-size_t Translator::run(util::LineReader& in, const TranslatorOutput& out) {
+std::vector<int32_t> Translator::encode_prefix(const std::string& line, const std::string& where,
+                                               const TranslatorOutput& out) const {
+  if (options_.input_format != TextFormat::ids && !util::is_valid_utf8(line))
+    throw FormatError(where + ": invalid UTF-8 in a target prefix");
+  if (options_.input_format != TextFormat::ids && !target_spm_)
+    throw ConfigError("a text target prefix needs the target SentencePiece model");
+  std::vector<int32_t> ids = line_ids(line, options_.input_format, target_spm_, target_vocab_, ids_.pad, where, "target");
+  const size_t room = static_cast<size_t>(std::max(0, max_positions_ - 2));  // at least one more piece, then </s>
+  if (ids.size() > room) {
+    if (out.warn)
+      out.warn(where + ": a target prefix of " + std::to_string(ids.size()) + " pieces, cut to the model's " +
+               std::to_string(room));
+    ids.resize(room);
+  }
+  return ids;
+}
+
+size_t Translator::run(util::LineReader& in, const TranslatorOutput& out, util::LineReader* prefixes) {
   const size_t window_lines = options_.flush ? 1 : static_cast<size_t>(options_.window) * options_.batch_size;
   std::vector<Pending> window;
-  std::string line;
+  std::string line, prefix_line;
   size_t lines = 0;
   while (in.next(line)) {
     const std::string where = in.name() + ":" + std::to_string(in.line_number());
     Pending p;
     p.line = lines++;
+    if (prefixes) {
+      if (!prefixes->next(prefix_line))
+        throw FormatError(prefixes->name() + " has " + std::to_string(lines - 1) + " lines, fewer than " + in.name(),
+                          "give one prefix line (empty for none) for every input line");
+      p.prefix = encode_prefix(prefix_line, prefixes->name() + ":" + std::to_string(prefixes->line_number()), out);
+    }
     size_t bad = 0;
     if (options_.input_format != TextFormat::ids && !util::is_valid_utf8(line, &bad)) {
       const std::string what = where + ": invalid UTF-8 at byte " + std::to_string(bad + 1);
@@ -155,6 +180,9 @@ size_t Translator::run(util::LineReader& in, const TranslatorOutput& out) {
     if (window.size() >= window_lines) translate_window(window, out);
   }
   translate_window(window, out);
+  if (prefixes && prefixes->next(prefix_line))
+    throw FormatError(prefixes->name() + " has more lines than " + in.name() + " (" + std::to_string(lines) + ")",
+                      "give one prefix line (empty for none) for every input line");
   return lines;
 }
 
@@ -180,43 +208,57 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
   if (window.empty()) return;
   // What is searched: each line's source, or each part of a long line's. A part's random stream (for
   // sampling) is its line's with the part number above bit 40, so a line's first part keeps its line's.
+  // A split line's later parts have no prefix and, with alternatives, give one hypothesis each (the
+  // line's alternatives are its first part's, each joined with the rest): they are searched in batches
+  // of their own, with options of their own.
+  SearchOptions rest_options = options_.search;
+  rest_options.alternatives = 0;
   struct Segment {
     size_t item, part;
     const std::vector<int32_t>* source;
     uint64_t stream;
+    bool rest;  // searched with rest_options
   };
   std::vector<Segment> segments;
+  const bool alternatives = options_.search.alternatives > 0;
   for (size_t i = 0; i < window.size(); ++i) {
     if (!window[i].translate) continue;
-    if (window[i].parts.empty()) segments.push_back({i, 0, &window[i].source, window[i].line});
+    if (window[i].parts.empty()) segments.push_back({i, 0, &window[i].source, window[i].line, false});
     for (size_t k = 0; k < window[i].parts.size(); ++k)
-      segments.push_back({i, k, &window[i].parts[k], window[i].line | (uint64_t{k} << 40)});
+      segments.push_back({i, k, &window[i].parts[k], window[i].line | (uint64_t{k} << 40), alternatives && k > 0});
   }
   std::vector<size_t> order(segments.size());
   std::iota(order.begin(), order.end(), size_t{0});
   // Longest first: the first batch sizes the decoding arenas and the later ones fit in them. Shortest
   // first grew them on every batch, and each new buffer's pages were faulted in and zeroed again (7 % of
   // the tiny Multi30k model's beam search). The outputs do not depend on the batches (batch-invariant).
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return segments[a].source->size() > segments[b].source->size(); });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (segments[a].rest != segments[b].rest) return segments[b].rest;
+    return segments[a].source->size() > segments[b].source->size();
+  });
   struct Batch {
     size_t first = 0;  // into order
-    std::vector<std::vector<int32_t>> sources;
+    bool rest = false;
+    std::vector<std::vector<int32_t>> sources, prefixes;
     std::vector<uint64_t> lines;  // each source's input line: its random stream when sampling
   };
   std::vector<Batch> batches;
+  bool any_prefix = false;
+  for (const Pending& p : window) any_prefix = any_prefix || !p.prefix.empty();
   for (size_t i = 0; i < order.size();) {
-    Batch batch{i, {}, {}};
+    Batch batch{i, segments[order[i]].rest, {}, {}, {}};
     size_t longest = 0, j = i;
     for (; j < order.size() && batch.sources.size() < static_cast<size_t>(options_.batch_size); ++j) {
       const Segment& s = segments[order[j]];
       const size_t len = std::max(longest, s.source->size());
+      if (s.rest != batch.rest) break;
       if (options_.batch_tokens > 0 && !batch.sources.empty() &&
           len * (batch.sources.size() + 1) > static_cast<size_t>(options_.batch_tokens))
         break;
       longest = len;
       batch.sources.push_back(*s.source);
       batch.lines.push_back(s.stream);
+      if (any_prefix) batch.prefixes.push_back(s.part == 0 ? window[s.item].prefix : std::vector<int32_t>{});
     }
     batches.push_back(std::move(batch));
     i = j;
@@ -228,7 +270,9 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
   auto work = [&](size_t w) {
     try {
       for (size_t b; (b = next.fetch_add(1)) < batches.size();) {
-        auto r = search(*scorers_[w], batches[b].sources, options_.search, ids_, batches[b].lines);
+        const Batch& batch = batches[b];
+        auto r = search(*scorers_[w], batch.sources, batch.rest ? rest_options : options_.search, ids_, batch.lines,
+                        batch.prefixes);
         for (size_t k = 0; k < r.size(); ++k) searched[order[batches[b].first + k]] = std::move(r[k]);
       }
     } catch (...) {
@@ -261,7 +305,7 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
     }
     s = e;
   }
-  const bool nbest = options_.search.nbest > 1;
+  const bool nbest = options_.search.nbest > 1 || alternatives;
   char buf[32];
   for (size_t i = 0; i < window.size(); ++i) {
     const Pending& p = window[i];

@@ -70,8 +70,10 @@ class Translator {
   void add_worker(const std::vector<nn::Transformer*>& models);
   int workers() const { return static_cast<int>(scorers_.size()); }
 
-  // Translates every line of `in`; returns the number of lines read.
-  size_t run(util::LineReader& in, const TranslatorOutput& out);
+  // Translates every line of `in`; returns the number of lines read. prefixes (may be null): one line per
+  // line of `in`, in the input format, that its translation starts with (an empty line: none); a split
+  // line's first part takes it. A prefix too long for the model is cut to fit, with a warning.
+  size_t run(util::LineReader& in, const TranslatorOutput& out, util::LineReader* prefixes = nullptr);
 
   // The source ids of one input line (without </s>); throws tt::FormatError naming `where` for bad input.
   std::vector<int32_t> encode(const std::string& line, const std::string& where) const;
@@ -88,7 +90,10 @@ class Translator {
     bool translate = false;
     std::vector<int32_t> source;              // with </s>; of a split line: its parts' ids, then </s>
     std::vector<std::vector<int32_t>> parts;  // a line longer than max_src_len: its parts, each with </s>
+    std::vector<int32_t> prefix;              // target ids its translation starts with
   };
+  // The target ids of line `where` of the prefix file (empty for an empty line).
+  std::vector<int32_t> encode_prefix(const std::string& line, const std::string& where, const TranslatorOutput& out) const;
   // Splits p's source (from `line`) into parts of at most max_src_len (decode/long_lines.h).
   void split(Pending& p, const std::string& line, const std::string& where) const;
   void translate_window(std::vector<Pending>& window, const TranslatorOutput& out);
@@ -99,7 +104,7 @@ class Translator {
   TranslatorOptions options_;
   std::vector<std::unique_ptr<EnsembleScorer>> scorers_;  // one per worker
   SpecialIds ids_;
-  int source_vocab_ = 0;
+  int source_vocab_ = 0, target_vocab_ = 0, max_positions_ = 0;
 };
 
 }  // namespace tt::decode

@@ -1,7 +1,9 @@
 // tt-translate as a user runs it: pipes, batch-size invariance of the output bytes, formats, errors.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "data/spm_tokenizer.h"
@@ -308,4 +310,75 @@ TEST_CASE("tt-translate --score: the search's own output scores as the search sc
   auto fewer = run_command(translate_cmd("-q --score " + tmp.file("one")), "a\nb\n");
   CHECK(fewer.status == 1);
   CHECK(fewer.err.find(tmp.file("one")) != std::string::npos);
+}
+
+TEST_CASE("tt-translate --target-prefix and --alternatives: each translation starts with its prefix, in one pass",
+          "[decode][cli]") {
+  test::TmpDir tmp;
+  const std::string in = fixture_input(30);
+  const std::string ids = " -q --output-format ids ";
+  auto plain = run_command(translate_cmd(ids), in);
+  REQUIRE(plain.status == 0);
+  // Prefixes: the first two ids of every other line's own translation, as ids (the input format).
+  const std::string id_flags = " -q --input-format ids --output-format ids ";
+  const auto spm = data::SpmTokenizer::load(test::trained_fixture().model_dir + "/spm.model");
+  std::string id_in, prefixes;
+  std::istringstream translations(plain.out), lines(in);
+  std::vector<std::string> wanted;
+  for (std::string t, l; std::getline(translations, t) && std::getline(lines, l);) {
+    std::string source;
+    for (int id : spm.encode_ids(l)) source += (source.empty() ? "" : " ") + std::to_string(id);
+    id_in += source + "\n";
+    std::istringstream words(t);
+    std::string a, b, prefix;
+    if (wanted.size() % 2 == 0 && words >> a >> b) prefix = a + " " + b;
+    wanted.push_back(prefix);
+    prefixes += prefix + "\n";
+  }
+  tmp.write("prefixes", prefixes);
+  auto forced = run_command(translate_cmd(id_flags + "--target-prefix " + tmp.file("prefixes")), id_in);
+  REQUIRE(forced.status == 0);
+  std::istringstream out(forced.out);
+  size_t n = 0;
+  for (std::string line; std::getline(out, line); ++n) CHECK(line.rfind(wanted[n], 0) == 0);
+  CHECK(n == 30);
+  // The same bytes for any batch size and worker count; lines without a prefix as without the option.
+  auto batch1 = run_command(translate_cmd(id_flags + "--batch-size 1 --target-prefix " + tmp.file("prefixes")), id_in);
+  auto workers = run_command(translate_cmd(id_flags + "--batch-size 4 --workers 2 --target-prefix " + tmp.file("prefixes"), 2), id_in);
+  CHECK(batch1.out == forced.out);
+  CHECK(workers.out == forced.out);
+  auto unforced = run_command(translate_cmd(id_flags), id_in);
+  std::istringstream a(forced.out), b(unforced.out);
+  n = 0;
+  for (std::string x, y; std::getline(a, x) && std::getline(b, y); ++n)
+    if (wanted[n].empty()) CHECK(x == y);
+
+  // Alternatives: N n-best lines per input line, distinct, each after the prefix.
+  auto alternatives = run_command(translate_cmd(id_flags + "--alternatives 3 --target-prefix " + tmp.file("prefixes")), id_in);
+  REQUIRE(alternatives.status == 0);
+  std::istringstream alt(alternatives.out);
+  std::map<size_t, std::set<std::string>> per_line;
+  const std::regex entry(R"((\d+) \|\|\| (.*) \|\|\| (-?[0-9.]+))");
+  for (std::string line; std::getline(alt, line);) {
+    std::smatch m;
+    REQUIRE(std::regex_match(line, m, entry));
+    const size_t k = std::stoul(m[1]);
+    CHECK(m[2].str().rfind(wanted[k], 0) == 0);
+    CHECK(per_line[k].insert(m[2].str()).second);  // distinct
+  }
+  CHECK(per_line.size() == 30);
+  for (const auto& [k, set] : per_line) CHECK(set.size() == 3);
+
+  // A prefix file with fewer or more lines than the input, and misuse.
+  tmp.write("short", "1\n");
+  auto fewer = run_command(translate_cmd("-q --target-prefix " + tmp.file("short")), "a\nb\n");
+  CHECK(fewer.status == 1);
+  CHECK(fewer.err.find(tmp.file("short")) != std::string::npos);
+  auto more = run_command(translate_cmd("-q --target-prefix " + tmp.file("prefixes")), "a\nb\n");
+  CHECK(more.status == 1);
+  CHECK(more.err.find("more lines") != std::string::npos);
+  CHECK(run_command(translate_cmd("--score x --target-prefix y"), "a\n").status == 2);
+  CHECK(run_command(translate_cmd("--alternatives 2 --nbest 2 --beam 2"), "a\n").status == 2);
+  CHECK(run_command(translate_cmd("--repetition-penalty 0"), "a\n").status == 2);
+  CHECK(run_command(translate_cmd("--repetition-penalty nan"), "a\n").status == 2);
 }
