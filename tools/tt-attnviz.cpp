@@ -252,7 +252,7 @@ int attnviz_main(int argc, char** argv) {
       ->group(g);
   app.add_option("--max-sentences", f.max_sentences, "Stop after N sentences (0: all)")->group(g);
   tt::cli::add_search_options(app, d, "Search (as tt-translate)");
-  tt::cli::add_prefix_option(app, d, "Search (as tt-translate)");
+  tt::cli::add_target_options(app, d, "Search (as tt-translate)");
   tt::cli::add_batching_options(app, d, "Batching");
   tt::cli::add_threads_option(app, common);
   tt::cli::add_device_option(app, common);
@@ -260,8 +260,9 @@ int attnviz_main(int argc, char** argv) {
   tt::cli::parse(app, argc, argv);
 
   d.finish();
-  if (!f.target.empty() && !d.target_prefix.empty())
-    throw tt::UsageError("--target forces whole translations; it does not combine with --target-prefix");
+  if (!f.target.empty() && (!d.target_prefix.empty() || !d.constraints.empty()))
+    throw tt::UsageError("--target forces whole translations; it does not combine with --target-prefix or "
+                         "--constraints");
   if (!f.html.empty() && f.format == "alignment")
     throw tt::UsageError("--html draws attention maps; it does not combine with --format alignment");
   if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;
@@ -303,9 +304,8 @@ int attnviz_main(int argc, char** argv) {
         viz.add(Item{line, source, hyps.front().tokens, source.empty() ? std::nullopt : std::optional(hyps.front().score)});
       };
       tt::util::LineReader in(f.input);
-      std::optional<tt::util::LineReader> prefixes;
-      if (!d.target_prefix.empty()) prefixes.emplace(d.target_prefix);
-      translator.run(in, out, prefixes ? &*prefixes : nullptr);
+      tt::cli::TranslatorFiles files(d);
+      translator.run(in, out, files.inputs());
     }
   } catch (const Enough&) {
   }

@@ -68,7 +68,7 @@ int translate_main(int argc, char** argv) {
   tt::cli::add_search_options(app, d, "Search");
   app.add_option("--nbest", o.search.nbest, "Print the N best per line (Moses format; N <= beam)")
       ->check(CLI::Range(1, 1024))->group("Search");
-  tt::cli::add_prefix_option(app, d, "Search");
+  tt::cli::add_target_options(app, d, "Search");
   app.add_option("--alternatives", o.search.alternatives,
                  "Print N alternatives per line (Moses format): the N best tokens after the prefix, each completed "
                  "by the search (an autocomplete box's choices)")
@@ -114,9 +114,9 @@ int translate_main(int argc, char** argv) {
   o.alignment = tt::decode::parse_alignment_format(f.alignment);
   if (f.input == "-" && isatty(STDIN_FILENO)) o.flush = true;  // interactive: line at a time
   if (!f.score.empty() && (o.search.sampling || o.search.nbest > 1 || f.alignment != "none" ||
-                           o.search.alternatives > 0 || !d.target_prefix.empty()))
+                           o.search.alternatives > 0 || !d.target_prefix.empty() || !d.constraints.empty()))
     throw tt::UsageError("--score scores given translations: it does not combine with --sampling, --nbest, "
-                         "--alignment, --alternatives or --target-prefix");
+                         "--alignment, --alternatives, --target-prefix or --constraints");
   if ((f.token_scores || app.count("--score-feature")) && f.score.empty())
     throw tt::UsageError(std::string(f.token_scores ? "--token-scores" : "--score-feature") + " needs --score FILE");
 
@@ -241,9 +241,8 @@ int translate_main(int argc, char** argv) {
     tt::util::flush_stdout();
     return 0;
   }
-  std::optional<tt::util::LineReader> prefixes;
-  if (!d.target_prefix.empty()) prefixes.emplace(d.target_prefix);
-  translator.run(in, out, prefixes ? &*prefixes : nullptr);
+  tt::cli::TranslatorFiles files(d);
+  translator.run(in, out, files.inputs());
   tt::util::flush_stdout();
   if (scores_out.is_open() && !scores_out.flush())
     throw tt::IoError(f.scores_file + ": write failed (" + std::strerror(errno) + ")");

@@ -24,6 +24,7 @@ complete -c tt-attnviz -l full-beam -d 'Keep the beam full when hypotheses finis
 complete -c tt-attnviz -l no-repeat-ngram -r -d 'No n-gram of N pieces twice (0: off)'
 complete -c tt-attnviz -l repetition-penalty -r -d 'Divide (or multiply) the scores of pieces already output by P (1: off)'
 complete -c tt-attnviz -l target-prefix -r -F -d 'Translations start with the lines of FILE'
+complete -c tt-attnviz -l constraints -r -F -d 'Terminology: tab-separated target phrases per input line'
 complete -c tt-attnviz -l ban-unk -d 'Never output <unk>'
 complete -c tt-attnviz -l batch-size -x -d 'Sentences per batch'
 complete -c tt-attnviz -l batch-tokens -x -d 'Padded source tokens per search batch'

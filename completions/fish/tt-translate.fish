@@ -15,6 +15,7 @@ complete -c tt-translate -l full-beam -d 'Keep the beam full when hypotheses fin
 complete -c tt-translate -l no-repeat-ngram -r -d 'No n-gram of N pieces twice (0: off)'
 complete -c tt-translate -l repetition-penalty -r -d 'Divide (or multiply) the scores of pieces already output by P (1: off)'
 complete -c tt-translate -l target-prefix -r -F -d 'Translations start with the lines of FILE'
+complete -c tt-translate -l constraints -r -F -d 'Terminology: tab-separated target phrases per input line'
 complete -c tt-translate -l alternatives -r -d 'Print N alternatives per line (Moses format)'
 complete -c tt-translate -l ban-unk -d 'Never output <unk>'
 complete -c tt-translate -l sampling -x -a 'full topk: topp:' -d 'Sample instead of searching (topk:K, topp:P or full)'

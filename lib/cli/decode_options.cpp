@@ -37,6 +37,8 @@ void DecodeOptions::finish() {
   }
   translator.max_src_len_name = "--max-src-len";
   translator.skip_invalid_name = "--skip-invalid";
+  if (!constraints.empty() && (s.sampling || s.full_beam || s.alternatives > 0))
+    throw UsageError("--constraints works with the beam search: not with --sampling, --full-beam or --alternatives");
   try {  // before any model is read: a contradiction in the flags is a usage error (exit 2)
     decode::validate(s);
   } catch (const ConfigError& e) {
@@ -68,11 +70,24 @@ void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& grou
       ->check(positive)->group(group);
 }
 
-void add_prefix_option(CLI::App& app, DecodeOptions& o, const std::string& group) {
+void add_target_options(CLI::App& app, DecodeOptions& o, const std::string& group) {
   app.add_option("--target-prefix", o.target_prefix,
                  "FILE of one prefix per input line (raw text; empty: none) each translation starts with, fed to "
                  "the decoder in one pass")
       ->group(group);
+  app.add_option("--constraints", o.constraints,
+                 "FILE of one line per input line: tab-separated target phrases (raw text; empty: none) that must "
+                 "all appear in the translation (terminology; dynamic beam allocation)")
+      ->group(group);
+}
+
+TranslatorFiles::TranslatorFiles(const DecodeOptions& o) {
+  if (!o.target_prefix.empty()) prefixes_.emplace(o.target_prefix);
+  if (!o.constraints.empty()) constraints_.emplace(o.constraints);
+}
+
+decode::TranslatorInputs TranslatorFiles::inputs() {
+  return {prefixes_ ? &*prefixes_ : nullptr, constraints_ ? &*constraints_ : nullptr};
 }
 
 void add_sampling_options(CLI::App& app, DecodeOptions& o, const std::string& group) {

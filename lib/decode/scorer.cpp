@@ -61,15 +61,22 @@ std::vector<float> rows_first(const std::vector<std::vector<float>>& by_position
 
 }  // namespace
 
+std::vector<float> gather_values(const tensor::Tensor& x, const std::vector<int64_t>& at, tensor::Arena& arena) {
+  const int64_t n = static_cast<int64_t>(at.size());
+  if (n == 0) return {};
+  std::vector<int32_t> index32(at.begin(), at.end());  // offsets < rows * V, which the kernels index in int32
+  tensor::Tensor index = arena.allocate(tensor::Shape{n}, tensor::DType::i32);
+  tensor::Tensor picked = arena.allocate(tensor::Shape{n, 1});
+  ops::upload(index, index32);
+  ops::gather_rows(picked, x.reshape(tensor::Shape{x.numel(), 1}), index, n, 1);
+  return picked.to_host_f32();
+}
+
 std::vector<float> gather_columns(const tensor::Tensor& x, const std::vector<int32_t>& columns, tensor::Arena& arena) {
   const int64_t rows = x.dim(0), V = x.dim(1);
-  std::vector<int32_t> at(static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) at[static_cast<size_t>(r)] = static_cast<int32_t>(r * V + columns[static_cast<size_t>(r)]);
-  tensor::Tensor index = arena.allocate(tensor::Shape{rows}, tensor::DType::i32);
-  tensor::Tensor picked = arena.allocate(tensor::Shape{rows, 1});
-  ops::upload(index, at);
-  ops::gather_rows(picked, x.reshape(tensor::Shape{rows * V, 1}), index, rows, 1);
-  return picked.to_host_f32();
+  std::vector<int64_t> at(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) at[static_cast<size_t>(r)] = r * V + columns[static_cast<size_t>(r)];
+  return gather_values(x, at, arena);
 }
 
 tensor::Tensor StepScorer::force(const std::vector<std::vector<int32_t>>& forced,

@@ -44,6 +44,8 @@ class StepScorer {
 
 // x[r, columns[r]] for each row r of x [rows, V] (on x's device; scratch from `arena`), on the host.
 std::vector<float> gather_columns(const tensor::Tensor& x, const std::vector<int32_t>& columns, tensor::Arena& arena);
+// The elements of x at flat (row-major) offsets `at`, on the host.
+std::vector<float> gather_values(const tensor::Tensor& x, const std::vector<int64_t>& at, tensor::Arena& arena);
 
 class ModelScorer final : public StepScorer {
  public:

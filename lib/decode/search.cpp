@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "decode/constraints.h"
 #include "decode/repetition_penalty.h"
 #include "decode/sampling.h"
 #include "decode/search_state.h"
@@ -30,27 +31,6 @@ std::vector<float> detail::extend_attention(const Open& h, const std::vector<flo
 
 namespace {
 
-using detail::Open;
-using detail::RowBest;
-using detail::Sentence;
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-// Ranked by total log-probability, then by the step's own log-probability (so that within one
-// hypothesis the order is exactly the top-k order of its row), then hypothesis, then token.
-struct Candidate {
-  float log_prob;
-  float step_log_prob;
-  int hyp;
-  int32_t token;
-  bool better_than(const Candidate& o) const {
-    if (log_prob != o.log_prob) return log_prob > o.log_prob;
-    if (step_log_prob != o.step_log_prob) return step_log_prob > o.step_log_prob;
-    if (hyp != o.hyp) return hyp < o.hyp;
-    return token < o.token;
-  }
-};
-
 // The highest score an open hypothesis of `length` tokens and summed log-probability `log_prob` (<= 0,
 // only falling) could still get, finishing at some length in [length + 1, max_len + 1].
 float best_reachable(const SearchOptions& o, float log_prob, int length, int max_len) {
@@ -59,10 +39,53 @@ float best_reachable(const SearchOptions& o, float log_prob, int length, int max
   return log_prob / p;
 }
 
-void sort_finished(std::vector<Hypothesis>& finished) {
+}  // namespace
+
+bool detail::take(Sentence& s, const std::vector<Candidate>& best, const std::vector<float>& attention, int S,
+                  const SearchOptions& o, const SpecialIds& ids) {
+  const int length = static_cast<int>(s.open.front().tokens.size());
+  std::vector<Open> next;
+  for (size_t rank = 0; rank < best.size(); ++rank) {
+    const Candidate& c = best[rank];
+    if (o.full_beam && (c.token == ids.eos ? rank >= static_cast<size_t>(o.beam)
+                                           : next.size() == static_cast<size_t>(o.beam)))
+      continue;
+    const Open& h = s.open[static_cast<size_t>(c.hyp)];
+    std::vector<float> att = extend_attention(h, attention, S, s.source_size, o.attention);
+    if (c.token == ids.eos) {
+      Hypothesis f{h.tokens, normalized_score(o.length_penalty, o.alpha, c.log_prob, length + 1), c.log_prob,
+                   std::move(att)};
+      s.finished.push_back(std::move(f));
+    } else {
+      Open n{h.tokens, c.log_prob, h.row, std::move(att)};
+      n.tokens.push_back(c.token);
+      next.push_back(std::move(n));
+    }
+  }
+  s.open = std::move(next);
+  if (s.open.empty()) return true;
+  if (static_cast<int>(s.finished.size()) < o.nbest) return false;
+  if (o.full_beam && static_cast<int>(s.finished.size()) >= o.beam) return true;
+  sort_finished(s.finished);
+  const float kept = s.finished[static_cast<size_t>(o.nbest - 1)].score;
+  for (const Open& h : s.open)
+    if (best_reachable(o, h.log_prob, length + 1, s.max_len) > kept) return false;
+  return true;
+}
+
+void detail::sort_finished(std::vector<Hypothesis>& finished) {
   std::stable_sort(finished.begin(), finished.end(),
                    [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
 }
+
+namespace {
+
+using detail::Candidate;
+using detail::Open;
+using detail::RowBest;
+using detail::Sentence;
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // One step of one sentence: picks the k best continuations from its rows' best tokens; returns whether done.
 bool advance(Sentence& s, const RowBest& best_of, const std::vector<float>& attention, int S, const SearchOptions& o,
@@ -98,33 +121,7 @@ bool advance(Sentence& s, const RowBest& best_of, const std::vector<float>& atte
       offer(Candidate{h.log_prob + best_of.values[i], best_of.values[i], j, v});
     }
   }
-  std::vector<Open> next;
-  for (size_t rank = 0; rank < best.size(); ++rank) {
-    const Candidate& c = best[rank];
-    if (o.full_beam && (c.token == ids.eos ? rank >= static_cast<size_t>(o.beam)
-                                           : next.size() == static_cast<size_t>(o.beam)))
-      continue;
-    const Open& h = s.open[static_cast<size_t>(c.hyp)];
-    std::vector<float> att = detail::extend_attention(h, attention, S, s.source_size, o.attention);
-    if (c.token == ids.eos) {
-      Hypothesis f{h.tokens, normalized_score(o.length_penalty, o.alpha, c.log_prob, length + 1), c.log_prob,
-                   std::move(att)};
-      s.finished.push_back(std::move(f));
-    } else {
-      Open n{h.tokens, c.log_prob, h.row, std::move(att)};
-      n.tokens.push_back(c.token);
-      next.push_back(std::move(n));
-    }
-  }
-  s.open = std::move(next);
-  if (s.open.empty()) return true;
-  if (static_cast<int>(s.finished.size()) < o.nbest) return false;
-  if (o.full_beam && static_cast<int>(s.finished.size()) >= o.beam) return true;
-  sort_finished(s.finished);
-  const float kept = s.finished[static_cast<size_t>(o.nbest - 1)].score;
-  for (const Open& h : s.open)
-    if (best_reachable(o, h.log_prob, length + 1, s.max_len) > kept) return false;
-  return true;
+  return detail::take(s, best, attention, S, o, ids);
 }
 
 // Reads back, for each row of scores [rows, V] (log-probabilities, or with `logits` the logits, normalised
@@ -146,9 +143,10 @@ void read_best(RowBest& out, const tensor::Tensor& scores, bool logits, int widt
   out.eos = gather_columns(scores, std::vector<int32_t>(static_cast<size_t>(rows), eos_id), arena);
   out.values = values.to_host_f32();
   out.tokens = tokens.to_host_i32();
+  out.shift.clear();
   if (logits) {  // the same float subtraction as log_softmax's, so the same bits
-    const std::vector<float> s = shift.to_host_f32();
-    for (size_t r = 0; r < out.eos.size(); ++r) out.eos[r] -= s[r];
+    out.shift = shift.to_host_f32();
+    for (size_t r = 0; r < out.eos.size(); ++r) out.eos[r] -= out.shift[r];
   }
 }
 
@@ -220,17 +218,45 @@ std::vector<Sentence> expand_alternatives(const Sentence& s, const RowBest& best
   return out;
 }
 
+// Per row, the tokens that would advance its sentence's constraints and their log-probabilities (logits:
+// minus the row's log-softmax shift, the search's own subtraction).
+void read_required(RowBest& best_of, const std::vector<Sentence>& active, const tensor::Tensor& scores, int rows,
+                   tensor::Arena& arena) {
+  best_of.required.assign(static_cast<size_t>(rows), {});
+  std::vector<int64_t> at;
+  const int64_t V = scores.dim(1);
+  for (const Sentence& s : active) {
+    if (!s.constraints) continue;
+    for (const Open& h : s.open)
+      for (int32_t t : s.constraints->state(h.tokens).next) {
+        best_of.required[static_cast<size_t>(h.row)].emplace_back(t, 0.0f);
+        at.push_back(int64_t{h.row} * V + t);
+      }
+  }
+  if (at.empty()) return;
+  tensor::ArenaScope scope(arena);
+  const std::vector<float> values = gather_values(scores, at, arena);
+  size_t k = 0;
+  for (size_t r = 0; r < best_of.required.size(); ++r)
+    for (auto& [token, lp] : best_of.required[r]) {
+      lp = values[k++];
+      if (!best_of.shift.empty()) lp = lp - best_of.shift[r];
+    }
+}
+
 // The search of sentences that share their prefix length (the first step feeds the prefixes at once).
 void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources, const std::vector<size_t>& members,
-                  const SearchOptions& o, const SpecialIds& ids, const std::vector<uint64_t>& streams,
-                  const std::vector<std::vector<int32_t>>& prefixes, std::vector<std::vector<Hypothesis>>& results) {
+                  const SearchOptions& o, const SpecialIds& ids, const SearchInputs& inputs,
+                  std::vector<std::vector<Hypothesis>>& results) {
   const int32_t bos_id = ids.bos, eos_id = ids.eos;
+  const auto& streams = inputs.streams;
   std::vector<Sentence> active;
   std::vector<std::vector<int32_t>> batch, forced;
+  bool constrained = false;
   for (size_t i : members) {
     const auto& src = sources[i];
     const std::vector<int32_t> none;
-    const auto& prefix = prefixes.empty() ? none : prefixes[i];
+    const auto& prefix = inputs.prefixes.empty() ? none : inputs.prefixes[i];
     if (src.empty() || (src.size() == 1 && src[0] == eos_id)) {
       Hypothesis empty;
       if (o.attention) empty.attention.assign(src.size(), src.empty() ? 0.0f : 1.0f);
@@ -245,10 +271,14 @@ void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& s
     if (s.prefix + 1 >= scorer.max_positions())
       throw Error("search: a target prefix of " + std::to_string(s.prefix) + " pieces leaves no room in the model's " +
                   std::to_string(scorer.max_positions()) + " positions");
-    // The length limit counts the tokens after the prefix.
     const int words = s.source_size - (src.back() == eos_id ? 1 : 0);
-    const double limit = std::floor(double{o.max_len_a} * words + o.max_len_b) + s.prefix;
-    s.max_len = static_cast<int>(std::clamp(limit, 0.0, double(scorer.max_positions() - 1)));
+    s.max_len = max_target_length(o, words, s.prefix, scorer.max_positions());
+    if (!inputs.constraints.empty()) {
+      Constraints phrases = inputs.constraints[i];
+      fit_constraints(phrases, prefix, s.max_len);
+      if (!phrases.empty()) s.constraints = std::make_shared<const detail::ConstraintTracker>(phrases);
+      constrained = constrained || s.constraints;
+    }
     s.open.push_back(Open{prefix, 0.0f, static_cast<int>(active.size()), {}});
     active.push_back(std::move(s));
     batch.push_back(src);
@@ -316,6 +346,7 @@ void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& s
       const int wanted = o.sampling ? o.sampling_topk : std::max(o.beam, first ? o.alternatives : 0);
       read_best(best_of, log_probs, scorer.returns_logits(), wanted + 3 + banned, eos_id, *arena);
     }
+    if (constrained) read_required(best_of, active, log_probs, rows, *arena);
     std::vector<Sentence> still;
     index.clear();
     tokens.clear();
@@ -336,8 +367,11 @@ void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& s
           continue;
         }
       }
-      if (o.sampling ? detail::sample_step(s, best_of, attention, S, o, ids) : advance(s, best_of, attention, S, o, ids)) {
-        sort_finished(s.finished);
+      const bool done = o.sampling       ? detail::sample_step(s, best_of, attention, S, o, ids)
+                        : s.constraints ? detail::take(s, choose_constrained(s, best_of, o, ids), attention, S, o, ids)
+                                        : advance(s, best_of, attention, S, o, ids);
+      if (done) {
+        detail::sort_finished(s.finished);
         s.finished.resize(std::min(s.finished.size(), static_cast<size_t>(o.nbest)));
         // Every continuation was non-finite (weights that overflow): an empty line, scored -inf, for the
         // translator to warn about; the output keeps a line for every line in.
@@ -362,17 +396,25 @@ void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& s
 
 }  // namespace
 
+int max_target_length(const SearchOptions& o, int words, int prefix, int max_positions) {
+  const double limit = std::floor(double{o.max_len_a} * words + o.max_len_b) + prefix;
+  return static_cast<int>(std::clamp(limit, 0.0, double(max_positions - 1)));
+}
+
 std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources,
-                                            const SearchOptions& o, const SpecialIds& ids,
-                                            const std::vector<uint64_t>& streams,
-                                            const std::vector<std::vector<int32_t>>& prefixes) {
+                                            const SearchOptions& o, const SpecialIds& ids, const SearchInputs& inputs) {
   validate(o);
-  if (!streams.empty() && streams.size() != sources.size())
-    throw Error("search: " + std::to_string(streams.size()) + " random streams for " +
-                std::to_string(sources.size()) + " sources");
-  if (!prefixes.empty() && prefixes.size() != sources.size())
-    throw Error("search: " + std::to_string(prefixes.size()) + " prefixes for " + std::to_string(sources.size()) +
-                " sources");
+  auto check = [&](size_t n, const char* what) {
+    if (n != 0 && n != sources.size())
+      throw Error("search: " + std::to_string(n) + " " + what + " for " + std::to_string(sources.size()) + " sources");
+  };
+  check(inputs.streams.size(), "random streams");
+  check(inputs.prefixes.size(), "prefixes");
+  check(inputs.constraints.size(), "constraint lists");
+  if (!inputs.constraints.empty() && (o.sampling || o.full_beam || o.alternatives > 0))
+    throw ConfigError("terminology constraints work with the beam search as it is: not with sampling, a full beam "
+                      "or alternatives");
+  const auto& prefixes = inputs.prefixes;
   std::vector<std::vector<Hypothesis>> results(sources.size());
   // Sentences whose prefixes differ in length are searched apart, shortest first (each row's bits do not
   // depend on the others, so the grouping changes no output).
@@ -385,7 +427,7 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
     while (j < order.size() && length(order[j]) == length(order[i])) ++j;
     search_group(scorer, sources, std::vector<size_t>(order.begin() + static_cast<std::ptrdiff_t>(i),
                                                       order.begin() + static_cast<std::ptrdiff_t>(j)),
-                 o, ids, streams, prefixes, results);
+                 o, ids, inputs, results);
     i = j;
   }
   return results;

@@ -81,16 +81,32 @@ std::vector<int32_t> repeated_ngram_ends(const std::vector<int32_t>& tokens, int
 // Throws tt::ConfigError naming the field for options out of range (beam < 1, nbest outside [1, beam], ...).
 void validate(const SearchOptions& options);
 
+// A sentence's terminology constraints: target phrases (ids) that must each appear in its translations,
+// a phrase listed twice twice (constraints.h).
+using Constraints = std::vector<std::vector<int32_t>>;
+
+// What the search takes per source besides its ids; each list empty (none) or one entry per source.
+struct SearchInputs {
+  // For sampling, each source's random stream (e.g. its input line; default: its index).
+  std::vector<uint64_t> streams;
+  // Target ids each source's hypotheses start with (none: empty), fed to the decoder in one teacher-forced
+  // pass (StepScorer::force); their log-probabilities count in the scores, and the length limit counts the
+  // tokens after them. Sources with prefixes of different lengths are searched apart.
+  std::vector<std::vector<int32_t>> prefixes;
+  // Terminology (constraints.h): every hypothesis of the source holds every phrase. Phrases that could not
+  // fit within the length limit are left out (fit_constraints).
+  std::vector<Constraints> constraints;
+};
+
+// The most target tokens (without </s>) a hypothesis may have for a source of `words` ids (without its
+// </s>) after a prefix of `prefix` tokens, in a model of `max_positions` positions.
+int max_target_length(const SearchOptions& o, int words, int prefix, int max_positions);
+
 // sources: source ids each ending in eos (as the trainer feeds them). Returns, per source, its n best
 // hypotheses best first. An empty source (just eos, or nothing) gives one empty hypothesis.
-// streams: for sampling, each source's random stream (e.g. its input line; default: its index here).
-// prefixes: target ids each source's hypotheses start with (none: empty), fed to the decoder in one
-// teacher-forced pass (StepScorer::force); their log-probabilities count in the scores, and the length
-// limit counts the tokens after them. Sources with prefixes of different lengths are searched apart.
 std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& options, const SpecialIds& ids = {},
-                                            const std::vector<uint64_t>& streams = {},
-                                            const std::vector<std::vector<int32_t>>& prefixes = {});
+                                            const SearchInputs& inputs = {});
 std::vector<std::vector<Hypothesis>> search(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& options);
 // Ensembles: the same over several models (average of log-probabilities; same target vocabulary — checked).

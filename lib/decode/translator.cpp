@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "decode/constraints.h"
 #include "decode/long_lines.h"
 #include "util/error.h"
 
@@ -124,38 +125,50 @@ std::string Translator::alignment(const Hypothesis& h, int source_size) const {
   return s;
 }
 
-std::vector<int32_t> Translator::encode_prefix(const std::string& line, const std::string& where,
-                                               const TranslatorOutput& out) const {
-  if (options_.input_format != TextFormat::ids && !util::is_valid_utf8(line))
-    throw FormatError(where + ": invalid UTF-8 in a target prefix");
+std::vector<int32_t> Translator::encode_target(const std::string& text, const std::string& where) const {
   if (options_.input_format != TextFormat::ids && !target_spm_)
-    throw ConfigError("a text target prefix needs the target SentencePiece model");
-  std::vector<int32_t> ids = line_ids(line, options_.input_format, target_spm_, target_vocab_, ids_.pad, where, "target");
-  const size_t room = static_cast<size_t>(std::max(0, max_positions_ - 2));  // at least one more piece, then </s>
-  if (ids.size() > room) {
-    if (out.warn)
-      out.warn(where + ": a target prefix of " + std::to_string(ids.size()) + " pieces, cut to the model's " +
-               std::to_string(room));
-    ids.resize(room);
-  }
-  return ids;
+    throw ConfigError("a target prefix or phrase in text needs the target SentencePiece model");
+  return line_ids(text, options_.input_format, target_spm_, target_vocab_, ids_.pad, where, "target");
 }
 
-size_t Translator::run(util::LineReader& in, const TranslatorOutput& out, util::LineReader* prefixes) {
+void Translator::set_targets(Pending& p, LineTargets t, const std::string& where, const TranslatorOutput& out) const {
+  const size_t room = static_cast<size_t>(std::max(0, max_positions_ - 2));  // at least one more piece, then </s>
+  if (t.prefix.size() > room) {
+    if (out.warn)
+      out.warn(where + ": a target prefix of " + std::to_string(t.prefix.size()) + " pieces, cut to the model's " +
+               std::to_string(room));
+    t.prefix.resize(room);
+  }
+  p.prefix = std::move(t.prefix);
+  if (t.constraints.empty() || !p.translate) return;
+  const std::vector<int32_t>& first = p.parts.empty() ? p.source : p.parts.front();  // with its </s>
+  const int max_len = max_target_length(options_.search, static_cast<int>(first.size()) - 1,
+                                        static_cast<int>(p.prefix.size()), max_positions_);
+  if (!p.parts.empty() && out.warn)
+    out.warn(where + ": the line is translated in " + std::to_string(p.parts.size()) +
+             " parts; its constraints are placed in the first");
+  for (size_t i : fit_constraints(t.constraints, p.prefix, max_len))
+    if (out.warn)
+      out.warn(t.constraints_where + ": the phrase '" + t.phrases[i] + "' does not fit within the length limit (" +
+               std::to_string(max_len) + " pieces); the line is translated without it");
+  p.constraints = std::move(t.constraints);
+}
+
+size_t Translator::run(util::LineReader& in, const TranslatorOutput& out, const TranslatorInputs& inputs) {
   const size_t window_lines = options_.flush ? 1 : static_cast<size_t>(options_.window) * options_.batch_size;
   std::vector<Pending> window;
-  std::string line, prefix_line;
+  std::string line;
   size_t lines = 0;
+  const bool targets = inputs.prefixes || inputs.constraints;
+  TargetInputReader reader(inputs, [this](const std::string& text, const std::string& where) {
+    return encode_target(text, where);
+  });
   while (in.next(line)) {
     const std::string where = in.name() + ":" + std::to_string(in.line_number());
     Pending p;
     p.line = lines++;
-    if (prefixes) {
-      if (!prefixes->next(prefix_line))
-        throw FormatError(prefixes->name() + " has " + std::to_string(lines - 1) + " lines, fewer than " + in.name(),
-                          "give one prefix line (empty for none) for every input line");
-      p.prefix = encode_prefix(prefix_line, prefixes->name() + ":" + std::to_string(prefixes->line_number()), out);
-    }
+    LineTargets line_targets;
+    if (targets) line_targets = reader.next(in.name(), lines);
     size_t bad = 0;
     if (options_.input_format != TextFormat::ids && !util::is_valid_utf8(line, &bad)) {
       const std::string what = where + ": invalid UTF-8 at byte " + std::to_string(bad + 1);
@@ -176,13 +189,12 @@ size_t Translator::run(util::LineReader& in, const TranslatorOutput& out, util::
       p.source.push_back(ids_.eos);
       p.translate = true;
     }
+    if (targets) set_targets(p, std::move(line_targets), where, out);
     window.push_back(std::move(p));
     if (window.size() >= window_lines) translate_window(window, out);
   }
   translate_window(window, out);
-  if (prefixes && prefixes->next(prefix_line))
-    throw FormatError(prefixes->name() + " has more lines than " + in.name() + " (" + std::to_string(lines) + ")",
-                      "give one prefix line (empty for none) for every input line");
+  if (targets) reader.finish(in.name(), lines);
   return lines;
 }
 
@@ -239,14 +251,17 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
   struct Batch {
     size_t first = 0;  // into order
     bool rest = false;
-    std::vector<std::vector<int32_t>> sources, prefixes;
-    std::vector<uint64_t> lines;  // each source's input line: its random stream when sampling
+    std::vector<std::vector<int32_t>> sources;
+    SearchInputs inputs;  // streams: each source's input line (its random stream when sampling)
   };
   std::vector<Batch> batches;
-  bool any_prefix = false;
-  for (const Pending& p : window) any_prefix = any_prefix || !p.prefix.empty();
+  bool any_prefix = false, any_constraints = false;
+  for (const Pending& p : window) {
+    any_prefix = any_prefix || !p.prefix.empty();
+    any_constraints = any_constraints || !p.constraints.empty();
+  }
   for (size_t i = 0; i < order.size();) {
-    Batch batch{i, segments[order[i]].rest, {}, {}, {}};
+    Batch batch{i, segments[order[i]].rest, {}, {}};
     size_t longest = 0, j = i;
     for (; j < order.size() && batch.sources.size() < static_cast<size_t>(options_.batch_size); ++j) {
       const Segment& s = segments[order[j]];
@@ -257,8 +272,9 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
         break;
       longest = len;
       batch.sources.push_back(*s.source);
-      batch.lines.push_back(s.stream);
-      if (any_prefix) batch.prefixes.push_back(s.part == 0 ? window[s.item].prefix : std::vector<int32_t>{});
+      batch.inputs.streams.push_back(s.stream);
+      if (any_prefix) batch.inputs.prefixes.push_back(s.part == 0 ? window[s.item].prefix : std::vector<int32_t>{});
+      if (any_constraints) batch.inputs.constraints.push_back(s.part == 0 ? window[s.item].constraints : Constraints{});
     }
     batches.push_back(std::move(batch));
     i = j;
@@ -271,8 +287,7 @@ void Translator::translate_window(std::vector<Pending>& window, const Translator
     try {
       for (size_t b; (b = next.fetch_add(1)) < batches.size();) {
         const Batch& batch = batches[b];
-        auto r = search(*scorers_[w], batch.sources, batch.rest ? rest_options : options_.search, ids_, batch.lines,
-                        batch.prefixes);
+        auto r = search(*scorers_[w], batch.sources, batch.rest ? rest_options : options_.search, ids_, batch.inputs);
         for (size_t k = 0; k < r.size(); ++k) searched[order[batches[b].first + k]] = std::move(r[k]);
       }
     } catch (...) {

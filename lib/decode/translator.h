@@ -12,6 +12,7 @@
 
 #include "data/spm_tokenizer.h"
 #include "decode/search.h"
+#include "decode/target_inputs.h"
 #include "nn/transformer.h"
 #include "util/text_io.h"
 
@@ -70,10 +71,11 @@ class Translator {
   void add_worker(const std::vector<nn::Transformer*>& models);
   int workers() const { return static_cast<int>(scorers_.size()); }
 
-  // Translates every line of `in`; returns the number of lines read. prefixes (may be null): one line per
-  // line of `in`, in the input format, that its translation starts with (an empty line: none); a split
-  // line's first part takes it. A prefix too long for the model is cut to fit, with a warning.
-  size_t run(util::LineReader& in, const TranslatorOutput& out, util::LineReader* prefixes = nullptr);
+  // Translates every line of `in`; returns the number of lines read. inputs (target_inputs.h): per line of
+  // `in`, a prefix its translation starts with (a split line's first part takes it; one too long for the
+  // model is cut, with a warning) and terminology constraints (search.h; a split line's first part takes
+  // them; phrases that cannot fit within the length limit are left out, each with a warning).
+  size_t run(util::LineReader& in, const TranslatorOutput& out, const TranslatorInputs& inputs = {});
 
   // The source ids of one input line (without </s>); throws tt::FormatError naming `where` for bad input.
   std::vector<int32_t> encode(const std::string& line, const std::string& where) const;
@@ -91,9 +93,12 @@ class Translator {
     std::vector<int32_t> source;              // with </s>; of a split line: its parts' ids, then </s>
     std::vector<std::vector<int32_t>> parts;  // a line longer than max_src_len: its parts, each with </s>
     std::vector<int32_t> prefix;              // target ids its translation starts with
+    Constraints constraints;                  // phrases its translation must hold
   };
-  // The target ids of line `where` of the prefix file (empty for an empty line).
-  std::vector<int32_t> encode_prefix(const std::string& line, const std::string& where, const TranslatorOutput& out) const;
+  // The target ids of a prefix or phrase in the input format; tt::FormatError naming `where`.
+  std::vector<int32_t> encode_target(const std::string& text, const std::string& where) const;
+  // p's prefix and constraints from `t`, cut or thinned to fit its first part's length limit, with warnings.
+  void set_targets(Pending& p, LineTargets t, const std::string& where, const TranslatorOutput& out) const;
   // Splits p's source (from `line`) into parts of at most max_src_len (decode/long_lines.h).
   void split(Pending& p, const std::string& line, const std::string& where) const;
   void translate_window(std::vector<Pending>& window, const TranslatorOutput& out);

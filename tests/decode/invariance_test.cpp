@@ -162,7 +162,7 @@ TEST_CASE("a target prefix fed in one pass gives the bits of feeding it one toke
   const auto plain = decode::search(scorer, sources, o, ids);
   std::vector<std::vector<int32_t>> prefixes;
   for (const auto& r : plain) prefixes.emplace_back(r[0].tokens.begin(), r[0].tokens.begin() + std::ptrdiff_t(r[0].tokens.size() / 2));
-  const auto forced = decode::search(scorer, sources, o, ids, {}, prefixes);
+  const auto forced = decode::search(scorer, sources, o, ids, {{}, prefixes, {}});
   int compared = 0, with_prefix = 0;
   for (size_t i = 0; i < sources.size(); ++i) {
     if (plain[i][0].tokens.size() >= sources[i].size() - 1 + 5) continue;  // stopped by the limit
@@ -177,13 +177,13 @@ TEST_CASE("a target prefix fed in one pass gives the bits of feeding it one toke
   // ensemble of two copies gives the model's bits, and scoring the output gives back the search's score.
   o.beam = 4;
   o.length_penalty = decode::LengthPenalty::none;
-  const auto beam = decode::search(scorer, sources, o, ids, {}, prefixes);
+  const auto beam = decode::search(scorer, sources, o, ids, {{}, prefixes, {}});
   decode::EnsembleScorer two({&model, &copy});
-  const auto ensemble = decode::search(two, sources, o, ids, {}, prefixes);
+  const auto ensemble = decode::search(two, sources, o, ids, {{}, prefixes, {}});
   std::vector<std::vector<int32_t>> outputs;
   for (size_t i = 0; i < sources.size(); ++i) {
     INFO("line " << i);
-    const auto one = decode::search(scorer, {sources[i]}, o, ids, {}, {prefixes[i]});
+    const auto one = decode::search(scorer, {sources[i]}, o, ids, {{}, {prefixes[i]}, {}});
     CHECK(same(one[0][0], beam[i][0]));
     CHECK(same(ensemble[i][0], beam[i][0]));
     CHECK(std::equal(prefixes[i].begin(), prefixes[i].end(), beam[i][0].tokens.begin()));

@@ -113,18 +113,18 @@ TEST_CASE("a sentence's samples depend on its stream and the seed, not on its ba
   const std::vector<std::vector<int32_t>> sources(200, std::vector<int32_t>{4, 3});
   std::vector<uint64_t> streams(200);
   std::iota(streams.begin(), streams.end(), 1000);
-  const auto all = decode::search(toy, sources, sampling(0, 1.0f), {}, streams);
+  const auto all = decode::search(toy, sources, sampling(0, 1.0f), {}, {streams, {}, {}});
   const std::vector<std::vector<int32_t>> part(sources.begin() + 50, sources.begin() + 70);
   const std::vector<uint64_t> part_streams(streams.begin() + 50, streams.begin() + 70);
-  const auto some = decode::search(toy, part, sampling(0, 1.0f), {}, part_streams);
+  const auto some = decode::search(toy, part, sampling(0, 1.0f), {}, {part_streams, {}, {}});
   for (size_t i = 0; i < some.size(); ++i) CHECK(some[i].front().tokens == all[50 + i].front().tokens);
   SearchOptions other = sampling(0, 1.0f);
   other.seed = 2;
-  const auto reseeded = decode::search(toy, sources, other, {}, streams);
+  const auto reseeded = decode::search(toy, sources, other, {}, {streams, {}, {}});
   int differ = 0;
   for (size_t i = 0; i < sources.size(); ++i) differ += reseeded[i].front().tokens != all[i].front().tokens;
   CHECK(differ > 20);
-  CHECK_THROWS_AS(decode::search(toy, sources, sampling(0, 1.0f), {}, part_streams), Error);
+  CHECK_THROWS_AS(decode::search(toy, sources, sampling(0, 1.0f), {}, {part_streams, {}, {}}), Error);
 }
 
 TEST_CASE("sampling options out of range are errors naming the option", "[decode][sampling]") {

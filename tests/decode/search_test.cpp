@@ -9,6 +9,7 @@
 #include <set>
 
 #include "backend/backend.h"
+#include "decode/constraints.h"
 #include "decode/search.h"
 #include "util/error.h"
 
@@ -343,13 +344,13 @@ TEST_CASE("nucleus sampling (topp:P) draws only from the fewest best tokens hold
 TEST_CASE("a target prefix starts every hypothesis and its log-probabilities count in the score", "[decode][search]") {
   ToyScorer toy;  // source {4}: after bos A 0.6, B 0.4; after A: eos, A, B 1/3 each; after B: eos 1
   // Prefix "A": beam 2 can no longer reach "B"; "A" then </s> (1/3; the tie goes to the lower id).
-  auto r = decode::search(toy, {{4, 3}}, toy_options(2), {}, {}, {{4}});
+  auto r = decode::search(toy, {{4, 3}}, toy_options(2), {}, {{}, {{4}}, {}});
   CHECK(r[0][0].tokens == std::vector<int32_t>{4});
   CHECK(r[0][0].log_prob == Approx(std::log(0.2)));
   // Prefix "B" on a sentence batched with one without a prefix (searched apart, output unchanged) and one
   // whose prefix is longer than what the model would say.
   toy.steps = 0;
-  r = decode::search(toy, {{4, 3}, {5, 3}, {4, 3}}, toy_options(2), {}, {}, {{5}, {}, {4, 4, 5}});
+  r = decode::search(toy, {{4, 3}, {5, 3}, {4, 3}}, toy_options(2), {}, {{}, {{5}, {}, {4, 4, 5}}, {}});
   CHECK(r[0][0].tokens == std::vector<int32_t>{5});
   CHECK(r[0][0].log_prob == Approx(std::log(0.4)));
   CHECK(r[1][0].tokens == std::vector<int32_t>{4});  // {5} swaps A and B: "A" at 0.4 unforced
@@ -360,11 +361,11 @@ TEST_CASE("a target prefix starts every hypothesis and its log-probabilities cou
   SearchOptions o = toy_options(2);
   o.max_len_a = 0;
   o.max_len_b = 0;
-  r = decode::search(toy, {{4, 3}}, o, {}, {}, {{4, 4}});
+  r = decode::search(toy, {{4, 3}}, o, {}, {{}, {{4, 4}}, {}});
   CHECK(r[0][0].tokens == std::vector<int32_t>{4, 4});
   // A prefix that fills the model's positions is an error, not a crash.
-  CHECK_THROWS_AS(decode::search(toy, {{4, 3}}, toy_options(1), {}, {}, {std::vector<int32_t>(49, 4)}), tt::Error);
-  CHECK_THROWS_AS(decode::search(toy, {{4, 3}}, toy_options(1), {}, {}, {{4}, {4}}), tt::Error);  // 2 for 1 source
+  CHECK_THROWS_AS(decode::search(toy, {{4, 3}}, toy_options(1), {}, {{}, {std::vector<int32_t>(49, 4)}, {}}), tt::Error);
+  CHECK_THROWS_AS(decode::search(toy, {{4, 3}}, toy_options(1), {}, {{}, {{4}, {4}}, {}}), tt::Error);  // 2 for 1 source
 }
 
 TEST_CASE("alternatives: the N best first tokens after the prefix, each completed by the search", "[decode][search]") {
@@ -379,7 +380,7 @@ TEST_CASE("alternatives: the N best first tokens after the prefix, each complete
   CHECK(r[0][1].log_prob == Approx(std::log(0.4)));
   // After the prefix "A": A, B (1/3 each; </s> is not an alternative), then <unk> (e^-30), each completed.
   o.alternatives = 3;
-  r = decode::search(toy, {{4, 3}, {5, 3}}, o, {}, {}, {{4}, {}});
+  r = decode::search(toy, {{4, 3}, {5, 3}}, o, {}, {{}, {{4}, {}}, {}});
   REQUIRE(r[0].size() == 3);
   CHECK(r[0][0].tokens == std::vector<int32_t>{4, 4});
   CHECK(r[0][1].tokens == std::vector<int32_t>{4, 5});
@@ -411,4 +412,99 @@ TEST_CASE("repetition penalty: a held token's score is divided or multiplied, th
   CHECK(results[0][0].log_prob == Approx(expected).epsilon(1e-5));
   o.repetition_penalty = 0.0f;
   CHECK_THROWS_AS(decode::validate(o), tt::ConfigError);
+}
+
+TEST_CASE("constraints: the ConstraintTracker's state of a hypothesis, worked", "[decode][constraints]") {
+  using V = std::vector<int32_t>;
+  const decode::detail::ConstraintTracker t({{7, 8, 9}, {4}, {4}});  // C = 5
+  CHECK(t.total() == 5);
+  auto st = t.state({});
+  CHECK(st.met == 0);
+  CHECK_FALSE(st.all_met);
+  CHECK(st.next == V{4, 7});
+  st = t.state({1, 7, 8});  // "7 8" is a partial match: 2 pieces, next 9
+  CHECK(st.met == 2);
+  CHECK(st.next == V{4, 9});
+  st = t.state({4, 7, 8, 9, 1});  // 7 8 9 met (3), one of the two 4s (1)
+  CHECK(st.met == 4);
+  CHECK(st.next == V{4});
+  st = t.state({4, 7, 8, 9, 4});
+  CHECK(st.met == 5);
+  CHECK(st.all_met);
+  CHECK(st.next.empty());
+  // Leaving out what cannot fit: a prefix already holding a phrase leaves room for the others.
+  decode::Constraints phrases{{4, 5}, {6, 6, 6}, {}};
+  CHECK(decode::fit_constraints(phrases, {}, 4) == std::vector<size_t>{1, 2});
+  CHECK(phrases == decode::Constraints{{4, 5}});
+  phrases = {{4, 5}, {6, 6, 6}};
+  CHECK(decode::fit_constraints(phrases, {4, 5}, 5).empty());
+}
+
+TEST_CASE("constraints: every hypothesis holds every phrase, and the constrained optimum is found",
+          "[decode][constraints]") {
+  ToyScorer toy;  // source {4}: after bos A 0.6, B 0.4; after A: eos, A, B 1/3 each; after B: eos 1
+  auto constrained = [&](const SearchOptions& o, const decode::Constraints& c, std::vector<int32_t> source = {4, 3}) {
+    decode::SearchInputs in;
+    in.constraints = {c};
+    return decode::search(toy, {std::move(source)}, o, {}, in)[0];
+  };
+  // "A B": the only likely sequence holding it is A B </s> (0.6 * 1/3); greedy finds it too, as its one
+  // place goes to the highest bank that has a candidate.
+  for (int beam : {1, 2, 4}) {
+    INFO("beam " << beam);
+    const auto r = constrained(toy_options(beam), {{4, 5}});
+    CHECK(r[0].tokens == std::vector<int32_t>{4, 5});
+    CHECK(r[0].log_prob == Approx(std::log(0.2)));
+  }
+  // One phrase inside another: "A" is met inside "A B".
+  CHECK(constrained(toy_options(2), {{4}, {4, 5}})[0].tokens == std::vector<int32_t>{4, 5});
+  // The same phrase twice: A A.
+  CHECK(constrained(toy_options(2), {{4}, {4}})[0].tokens == std::vector<int32_t>{4, 4});
+  // n-best: every hypothesis holds "B".
+  for (const auto& h : constrained(toy_options(3, 3), {{5}})) {
+    CHECK(std::count(h.tokens.begin(), h.tokens.end(), 5) >= 1);
+  }
+  // min length 3 and "B": three pieces or more, B among them.
+  SearchOptions o = toy_options(3);
+  o.min_len = 3;
+  const auto longer = constrained(o, {{5}});
+  CHECK(longer[0].tokens.size() >= 3);
+  CHECK(std::count(longer[0].tokens.begin(), longer[0].tokens.end(), 5) >= 1);
+  // A phrase that cannot fit within the length limit (1 piece here) is left out: the unconstrained output.
+  o = toy_options(2);
+  o.max_len_a = 0;
+  o.max_len_b = 1;
+  CHECK(constrained(o, {{4, 5}})[0].tokens == std::vector<int32_t>{5});
+  // A prefix that already holds the phrase: nothing more is needed.
+  decode::SearchInputs in;
+  in.prefixes = {{4}};
+  in.constraints = {{{4}}};
+  CHECK(decode::search(toy, {{4, 3}}, toy_options(2), {}, in)[0][0].tokens == std::vector<int32_t>{4});
+  // Refused with sampling, a full beam or alternatives.
+  o = toy_options(2);
+  o.full_beam = true;
+  CHECK_THROWS_AS(constrained(o, {{4}}), tt::ConfigError);
+}
+
+TEST_CASE("constraints: sentences searched together or alone give the same hypotheses", "[decode][constraints]") {
+  ToyScorer toy;
+  const std::vector<std::vector<int32_t>> sources{{4, 3}, {5, 3}, {4, 3}, {5, 3}, {4, 3}};
+  const std::vector<decode::Constraints> constraints{{{4, 5}}, {}, {{4}, {4}}, {{5}}, {}};
+  decode::SearchInputs all;
+  all.constraints = constraints;
+  const auto together = decode::search(toy, sources, toy_options(3, 2), {}, all);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    decode::SearchInputs one;
+    one.constraints = {constraints[i]};
+    const auto alone = decode::search(toy, {sources[i]}, toy_options(3, 2), {}, one);
+    REQUIRE(alone[0].size() == together[i].size());
+    for (size_t k = 0; k < alone[0].size(); ++k) {
+      CHECK(alone[0][k].tokens == together[i][k].tokens);
+      CHECK(alone[0][k].score == together[i][k].score);
+    }
+  }
+  // A sentence without constraints in a batch with some: as without any.
+  const auto plain = decode::search(toy, {{5, 3}}, toy_options(3, 2));
+  CHECK(plain[0][0].tokens == together[1][0].tokens);
+  CHECK(plain[0][0].score == together[1][0].score);
 }

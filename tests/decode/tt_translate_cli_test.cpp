@@ -382,3 +382,72 @@ TEST_CASE("tt-translate --target-prefix and --alternatives: each translation sta
   CHECK(run_command(translate_cmd("--repetition-penalty 0"), "a\n").status == 2);
   CHECK(run_command(translate_cmd("--repetition-penalty nan"), "a\n").status == 2);
 }
+
+TEST_CASE("tt-translate --constraints: every phrase in every output, the same bytes for any batch or worker count",
+          "[decode][cli][constraints]") {
+  test::TmpDir tmp;
+  const std::string in = fixture_input(40);
+  const std::string ids = " -q --input-format ids --output-format ids ";
+  const auto spm = data::SpmTokenizer::load(test::trained_fixture().model_dir + "/spm.model");
+  std::string id_in, constraints;
+  std::istringstream lines(in);
+  std::vector<std::vector<std::string>> wanted;
+  for (std::string l; std::getline(lines, l);) {
+    const auto v = spm.encode_ids(l);
+    std::string source;
+    for (int id : v) source += (source.empty() ? "" : " ") + std::to_string(id);
+    id_in += source + "\n";
+    // Every third line: no constraints; the others: two phrases of ids from the line's own source (the
+    // fixture model copies), the second in reverse order, which it would not write by itself.
+    std::vector<std::string> phrases;
+    if (wanted.size() % 3 != 0 && v.size() >= 2) {
+      phrases.push_back(std::to_string(v[0]));
+      phrases.push_back(std::to_string(v[v.size() - 1]) + " " + std::to_string(v[v.size() - 2]));
+    }
+    std::string line;
+    for (const auto& p : phrases) line += (line.empty() ? "" : "\t") + p;
+    constraints += line + "\n";
+    wanted.push_back(phrases);
+  }
+  tmp.write("constraints", constraints);
+  const std::string flags = ids + "--beam 4 --nbest 2 --constraints " + tmp.file("constraints");
+  auto got = run_command(translate_cmd(flags), id_in);
+  REQUIRE(got.status == 0);
+  auto batch1 = run_command(translate_cmd(flags + " --batch-size 1"), id_in);
+  auto workers = run_command(translate_cmd(flags + " --batch-size 5 --workers 2", 2), id_in);
+  CHECK(batch1.out == got.out);
+  CHECK(workers.out == got.out);
+  auto plain = run_command(translate_cmd(ids + "--beam 4 --nbest 2"), id_in);
+  // Each n-best entry holds its line's phrases (as ids, space-separated, inside " ... "); lines without
+  // constraints are as without the option.
+  std::istringstream out(got.out), unconstrained(plain.out);
+  const std::regex entry(R"((\d+) \|\|\| (.*) \|\|\| (-?[0-9.]+))");
+  size_t entries = 0;
+  for (std::string line, free; std::getline(out, line) && std::getline(unconstrained, free); ++entries) {
+    std::smatch m;
+    REQUIRE(std::regex_match(line, m, entry));
+    const size_t k = std::stoul(m[1]);
+    const std::string text = " " + m[2].str() + " ";
+    for (const auto& p : wanted[k]) CHECK(text.find(" " + p + " ") != std::string::npos);
+    if (wanted[k].empty()) CHECK(line == free);
+  }
+  CHECK(entries == 80);
+  // A phrase that cannot fit (the length limit is 5 pieces after the source's): a warning naming the file
+  // and line, the line still translated.
+  tmp.write("long", "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30\n");
+  auto warned = run_command(translate_cmd("--input-format ids --output-format ids --constraints " + tmp.file("long")), "5 6\n");
+  CHECK(warned.status == 0);
+  CHECK(count_lines(warned.out) == 1);
+  CHECK(warned.err.find(tmp.file("long") + ":1") != std::string::npos);
+  // Errors name the file and line: fewer lines than the input, invalid UTF-8; misuse is a usage error.
+  auto fewer = run_command(translate_cmd("-q --constraints " + tmp.file("long")), "a\nb\n");
+  CHECK(fewer.status == 1);
+  CHECK(fewer.err.find(tmp.file("long")) != std::string::npos);
+  tmp.write("bad", "ok\n\xff\xfe\n");
+  auto bad = run_command(translate_cmd("-q --constraints " + tmp.file("bad")), "a\nb\n");
+  CHECK(bad.status == 1);
+  CHECK(bad.err.find(tmp.file("bad") + ":2") != std::string::npos);
+  CHECK(run_command(translate_cmd("--constraints x --sampling topk:3"), "a\n").status == 2);
+  CHECK(run_command(translate_cmd("--constraints x --full-beam"), "a\n").status == 2);
+  CHECK(run_command(translate_cmd("--constraints x --score y"), "a\n").status == 2);
+}
