@@ -72,8 +72,13 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_flag("--dry-run", f.dry_run, "Print the resolved config and parameter count as JSON; do not train");
 
   const char* d = "Data";
-  app.add_option("--train", f.train, "Training corpus: SRC TGT (raw text, line N of one translates line N of the other)")
-      ->expected(2)->group(d);
+  app.add_option("--train", f.train,
+                 "Training corpus: SRC TGT (raw text, line N of one translates line N of the other); repeat it "
+                 "for several corpora")
+      ->type_size(2)->expected(1, 1 << 20)->group(d);
+  app.add_option("--corpus-weights", rc.data.corpus_weights,
+                 "One weight per --train corpus: each epoch draws its pairs in proportion (default: each pair once)")
+      ->group(d);
   app.add_option("--valid", f.valid, "Validation corpus: SRC TGT")->expected(2)->group(d);
   auto* spm = app.add_option("--spm", f.spm, "Joint SentencePiece model (source and target)")->group(d);
   auto* src_spm = app.add_option("--src-spm", f.src_spm, "Source SentencePiece model (separate vocabularies)")->group(d);
@@ -162,6 +167,7 @@ void check_request(const Flags& f) {
   if (!f.dry_run && f.synthetic_steps == 0 && !corpus_run)
     usage("nothing to do: give --train SRC TGT with --spm and -o RUN, --resume RUN, --dry-run or --synthetic-steps N");
   if (corpus_run && f.synthetic_steps > 0) usage("--synthetic-steps and --train/--resume exclude each other");
+  if (f.train.size() % 2 != 0) usage("--train takes two files each time: SRC TGT");
   if (!f.train.empty() && f.resume.empty()) {
     if (f.output.empty()) usage("--train needs -o RUN, the run directory");
     if (f.spm.empty() && (f.src_spm.empty() || f.tgt_spm.empty()) && f.init.empty())
@@ -224,6 +230,7 @@ int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const M
   if (!f.train.empty()) {
     rc.data.train_src = absolute(f.train[0]);
     rc.data.train_tgt = absolute(f.train[1]);
+    for (size_t i = 2; i < f.train.size(); ++i) rc.data.train_more.push_back(absolute(f.train[i]));
   }
   if (!f.valid.empty()) {
     rc.data.valid_src = absolute(f.valid[0]);

@@ -233,6 +233,19 @@ void ParallelCorpus::append(const std::vector<int32_t>& ids, const std::vector<i
   stats_.tgt_tokens += stats.tgt_tokens;
 }
 
+void ParallelCorpus::append(const ParallelCorpus& other) {
+  const int64_t base = offsets_.back();
+  ids_.insert(ids_.end(), other.ids_.begin(), other.ids_.end());
+  for (size_t k = 1; k < other.offsets_.size(); ++k) offsets_.push_back(base + other.offsets_[k]);
+  stats_.lines += other.stats_.lines;
+  stats_.kept += other.stats_.kept;
+  stats_.dropped_empty += other.stats_.dropped_empty;
+  stats_.dropped_long += other.stats_.dropped_long;
+  stats_.dropped_ratio += other.stats_.dropped_ratio;
+  stats_.src_tokens += other.stats_.src_tokens;
+  stats_.tgt_tokens += other.stats_.tgt_tokens;
+}
+
 ParallelCorpus ParallelCorpus::from_ids(const std::vector<std::vector<int32_t>>& src,
                                         const std::vector<std::vector<int32_t>>& tgt) {
   if (src.size() != tgt.size()) {

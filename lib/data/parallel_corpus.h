@@ -41,6 +41,9 @@ class ParallelCorpus {
   static ParallelCorpus from_ids(const std::vector<std::vector<int32_t>>& src,
                                  const std::vector<std::vector<int32_t>>& tgt);
 
+  // Appends `other`'s pairs after these (its pair i becomes pair size() + i); the statistics add up.
+  void append(const ParallelCorpus& other);
+
   size_t size() const { return (offsets_.size() - 1) / 2; }
   std::span<const int32_t> source(size_t i) const { return span(2 * i); }
   std::span<const int32_t> target(size_t i) const { return span(2 * i + 1); }

@@ -1,6 +1,7 @@
 #include "train/batcher.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -11,9 +12,11 @@ namespace tt::train {
 
 namespace {
 
-// Philox stream sites under RngPurpose::shuffle: the batch order and the equal-length pair exchange.
+// Philox stream sites under RngPurpose::shuffle: the batch order, the equal-length pair exchange, and
+// (2 + k) the pairs drawn from corpus k of a mix.
 constexpr uint32_t batch_order_site = 0;
 constexpr uint32_t pair_exchange_site = 1;
+constexpr uint32_t mix_draw_site = 2;
 
 int64_t source_slots(const data::ParallelCorpus& corpus, int64_t i) {
   return corpus.source_length(static_cast<size_t>(i));
@@ -99,33 +102,42 @@ void check_options(const BatcherOptions& o) {
 
 }  // namespace
 
-Batcher::Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& options)
-    : corpus_(corpus), options_(options) {
+std::vector<int64_t> drawn_per_epoch(const CorpusMix& mix) {
+  double total = 0, weights = 0;
+  for (const CorpusShare& c : mix) {
+    if (!(c.weight >= 0) || !std::isfinite(c.weight))
+      throw ConfigError("corpus_weights: a weight must be a number >= 0, got " + std::to_string(c.weight));
+    total += static_cast<double>(c.size);
+    weights += c.weight;
+  }
+  if (!(weights > 0)) throw ConfigError("corpus_weights: at least one weight must be above 0");
+  std::vector<int64_t> drawn;
+  for (const CorpusShare& c : mix) drawn.push_back(c.size == 0 ? 0 : std::llround(total * c.weight / weights));
+  return drawn;
+}
+
+Batcher::Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& options, CorpusMix mix)
+    : corpus_(corpus), options_(options), mix_(std::move(mix)) {
   check_options(options_);
   const int64_t n = static_cast<int64_t>(corpus_.size());
   if (n == 0) {
     throw Error("cannot make training batches from an empty corpus",
                 "the files are empty or the length filters dropped every pair; check the corpus statistics");
   }
-  sorted_.resize(static_cast<size_t>(n));
-  std::iota(sorted_.begin(), sorted_.end(), int64_t{0});
-  std::sort(sorted_.begin(), sorted_.end(), [&](int64_t a, int64_t b) {
-    const int64_t ta = target_slots(corpus_, a), tb = target_slots(corpus_, b);
-    if (ta != tb) return ta < tb;
-    const int64_t sa = source_slots(corpus_, a), sb = source_slots(corpus_, b);
-    if (sa != sb) return sa < sb;
-    return a < b;
-  });
-  batch_begin_ = cut_batches(oversize_pairs_, corpus_, sorted_, options_.batch_tokens);
-
-  for (size_t k = 0; k < sorted_.size(); ++k) {
-    if (k == 0 || source_slots(corpus_, sorted_[k]) != source_slots(corpus_, sorted_[k - 1]) ||
-        target_slots(corpus_, sorted_[k]) != target_slots(corpus_, sorted_[k - 1])) {
-      group_begin_.push_back(static_cast<int64_t>(k));
-    }
+  std::vector<int64_t> pairs;
+  if (mix_.empty()) {
+    pairs.resize(static_cast<size_t>(n));
+    std::iota(pairs.begin(), pairs.end(), int64_t{0});
+  } else {
+    int64_t end = 0;
+    for (const CorpusShare& c : mix_) end = std::max(end, c.begin + c.size);
+    if (end > n) throw InternalError("corpus mix beyond the corpus");
+    int64_t drawn = 0;
+    for (int64_t d : drawn_per_epoch(mix_)) drawn += d;
+    if (drawn == 0) throw ConfigError("corpus_weights: the weights draw no pair from the corpora");
+    pairs = draw(0);
   }
-  group_begin_.push_back(n);
-
+  oversize_pairs_ = plan(std::move(pairs));
   for (size_t b = 0; b + 1 < batch_begin_.size(); ++b) {
     int64_t S = 0, T = 0, sum_s = 0, sum_t = 0;
     const int64_t B = batch_begin_[b + 1] - batch_begin_[b];
@@ -142,8 +154,53 @@ Batcher::Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& optio
   }
 }
 
+std::vector<int64_t> Batcher::draw(int64_t epoch) const {
+  const std::vector<int64_t> drawn = drawn_per_epoch(mix_);
+  std::vector<int64_t> pairs, order;
+  for (size_t k = 0; k < mix_.size(); ++k) {
+    const CorpusShare& c = mix_[k];
+    if (c.size == 0) continue;
+    for (int64_t pass = 0; pass < drawn[k] / c.size; ++pass)
+      for (int64_t i = 0; i < c.size; ++i) pairs.push_back(c.begin + i);
+    const int64_t rest = drawn[k] % c.size;
+    if (rest == 0) continue;
+    order.resize(static_cast<size_t>(c.size));
+    std::iota(order.begin(), order.end(), c.begin);
+    uint64_t counter = 0;
+    shuffle(order.data(), order.data() + order.size(), options_.seed,
+            util::rng_stream(util::RngPurpose::shuffle, static_cast<uint64_t>(epoch),
+                             mix_draw_site + static_cast<uint32_t>(k)),
+            counter);
+    pairs.insert(pairs.end(), order.begin(), order.begin() + rest);
+  }
+  return pairs;
+}
+
+int64_t Batcher::plan(std::vector<int64_t> pairs) {
+  sorted_ = std::move(pairs);
+  std::sort(sorted_.begin(), sorted_.end(), [&](int64_t a, int64_t b) {
+    const int64_t ta = target_slots(corpus_, a), tb = target_slots(corpus_, b);
+    if (ta != tb) return ta < tb;
+    const int64_t sa = source_slots(corpus_, a), sb = source_slots(corpus_, b);
+    if (sa != sb) return sa < sb;
+    return a < b;
+  });
+  int64_t oversize = 0;
+  batch_begin_ = cut_batches(oversize, corpus_, sorted_, options_.batch_tokens);
+  group_begin_.clear();
+  for (size_t k = 0; k < sorted_.size(); ++k) {
+    if (k == 0 || source_slots(corpus_, sorted_[k]) != source_slots(corpus_, sorted_[k - 1]) ||
+        target_slots(corpus_, sorted_[k]) != target_slots(corpus_, sorted_[k - 1])) {
+      group_begin_.push_back(static_cast<int64_t>(k));
+    }
+  }
+  group_begin_.push_back(static_cast<int64_t>(sorted_.size()));
+  return oversize;
+}
+
 void Batcher::prepare_epoch(int64_t epoch) {
   const uint64_t e = static_cast<uint64_t>(epoch);
+  if (!mix_.empty()) plan(draw(epoch));
   plan_ = sorted_;
   uint64_t counter = 0;
   const uint64_t exchange_stream = util::rng_stream(util::RngPurpose::shuffle, e, pair_exchange_site);
@@ -168,11 +225,13 @@ nn::Batch Batcher::next() {
   if (++position_.index == batches_per_epoch()) {
     ++position_.epoch;
     position_.index = 0;
+    if (!mix_.empty()) prepare_epoch(position_.epoch);  // batches_per_epoch() is the new epoch's
   }
   return batch;
 }
 
 void Batcher::seek(BatchPosition position) {
+  if (!mix_.empty() && position.epoch >= 0 && prepared_epoch_ != position.epoch) prepare_epoch(position.epoch);
   if (position.epoch < 0 || position.index < 0 || position.index >= batches_per_epoch()) {
     throw Error("cannot resume the batch order at epoch " + std::to_string(position.epoch) + ", batch " +
                     std::to_string(position.index) + ": an epoch has " + std::to_string(batches_per_epoch()) +

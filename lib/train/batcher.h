@@ -10,6 +10,12 @@
 //     same pairs do not always meet, while every batch keeps its shape, its token bound and its padding;
 //   - the batch order is a random permutation (rng_stream(shuffle, epoch, 0)).
 // Every pair appears exactly once per epoch.
+//
+// Several corpora, weighted (a CorpusMix; tt-train --train A --train B --corpus-weights): the corpus is
+// their concatenation, and each epoch draws round(N * w_k / W) pairs from corpus k (N: all pairs, W: the
+// weights' sum): whole passes over it, then a random choice of the rest without repeats (stream site
+// 2 + k). The drawn pairs are planned as above, anew each epoch, so batches_per_epoch() may change from
+// one epoch to the next; all of it a pure function of (seed, epoch).
 #pragma once
 
 #include <cstdint>
@@ -32,21 +38,34 @@ struct BatchPosition {
   bool operator==(const BatchPosition&) const = default;
 };
 
+// One corpus of a mix: pairs [begin, begin + size) of the concatenation, drawn in proportion to weight.
+struct CorpusShare {
+  int64_t begin = 0, size = 0;
+  double weight = 1;
+};
+using CorpusMix = std::vector<CorpusShare>;
+
+// The pairs corpus k gives each epoch: round(total * w_k / sum of the weights).
+std::vector<int64_t> drawn_per_epoch(const CorpusMix& mix);
+
 class Batcher {
  public:
   // Keeps a reference to `corpus`. Throws tt::ConfigError for batch_tokens < 1 and tt::Error for an empty
-  // corpus.
-  Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& options);
+  // corpus. mix: empty, or the corpora `corpus` concatenates, in order (tt::ConfigError for a weight
+  // that is negative, not finite, or a mix that draws nothing).
+  Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& options, CorpusMix mix = {});
 
+  // This epoch's (the position's) batches.
   int64_t batches_per_epoch() const { return static_cast<int64_t>(batch_begin_.size()) - 1; }
   // The batch at position(), then advance (after an epoch's last batch: the next epoch, reshuffled).
   nn::Batch next();
   BatchPosition position() const { return position_; }
   // Resume at `position` (as position() returned it); an epoch < 0 or an index outside
-  // [0, batches_per_epoch()) throws tt::Error.
+  // [0, batches_per_epoch()) of that epoch throws tt::Error.
   void seek(BatchPosition position);
 
-  // Padded slots / all slots (source + target, target counted once) over one epoch's batches.
+  // Padded slots / all slots (source + target, target counted once) over one epoch's batches (a mix:
+  // the first epoch's).
   double padding_fraction() const;
   // Pairs that exceed batch_tokens on their own (each is a batch of one).
   int64_t oversize_pairs() const { return oversize_pairs_; }
@@ -58,9 +77,14 @@ class Batcher {
 
  private:
   void prepare_epoch(int64_t epoch);
+  // sorted_, batch_begin_ and group_begin_ for these pairs (indices into the corpus, repeats allowed);
+  // returns the pairs over the bound on their own.
+  int64_t plan(std::vector<int64_t> pairs);
+  std::vector<int64_t> draw(int64_t epoch) const;  // a mix's pairs of one epoch
 
   const data::ParallelCorpus& corpus_;
   BatcherOptions options_;
+  CorpusMix mix_;
   std::vector<int64_t> sorted_;       // pair indices by (target length, source length, index)
   std::vector<int64_t> batch_begin_;  // batch b is plan positions [batch_begin_[b], batch_begin_[b + 1])
   std::vector<int64_t> group_begin_;  // runs of `sorted_` with identical (source, target) lengths

@@ -1,5 +1,6 @@
 #include "train/corpus_run.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -34,6 +35,22 @@ void check_run_config(const RunConfig& o, const nn::ModelConfig& model) {
     throw ConfigError(option_ref("batch_tokens") + " (" + std::to_string(o.data.batch_tokens) +
                       ") must be between 1 and " + std::to_string(std::numeric_limits<int32_t>::max()));
   if (o.run.keep_last < 1) throw ConfigError(option_ref("keep_last") + " must be at least 1");
+  if (o.data.train_more.size() % 2 != 0)
+    throw ConfigError(option_ref("train") + " takes two files each time (SRC TGT), got an odd number");
+  const size_t corpora = 1 + o.data.train_more.size() / 2;
+  if (!o.data.corpus_weights.empty()) {
+    if (o.data.corpus_weights.size() != corpora)
+      throw ConfigError(option_ref("corpus_weights") + " has " + std::to_string(o.data.corpus_weights.size()) +
+                            " weights for " + std::to_string(corpora) + " training corpora",
+                        "give one weight per " + option_ref("train") + ", in the same order");
+    bool any = false;
+    for (double w : o.data.corpus_weights) {
+      if (!(w >= 0) || !std::isfinite(w))
+        throw ConfigError(option_ref("corpus_weights") + ": a weight must be a number >= 0, got " + std::to_string(w));
+      any = any || w > 0;
+    }
+    if (!any) throw ConfigError(option_ref("corpus_weights") + ": at least one weight must be above 0");
+  }
   check_trainer_options(o.trainer);
   if (model.d_model > 0) LrSchedule(model.d_model, o.trainer.schedule);  // checks the schedule's options
 }
@@ -149,6 +166,22 @@ void CorpusRun::set_up_vocabulary(const CorpusRunSpec& spec) {
 void CorpusRun::set_up_data() {
   const DataOptions& d = options_.data;
   corpus_.emplace(data::ParallelCorpus::load(d.train_src, d.train_tgt, *src_spm_, *tgt_spm_, d.filter, threads_));
+  CorpusMix mix;
+  if (!d.train_more.empty() || !d.corpus_weights.empty()) {  // several corpora: one after the other
+    corpus_files_ = {{d.train_src, d.train_tgt}};
+    for (size_t i = 0; i + 1 < d.train_more.size(); i += 2) corpus_files_.emplace_back(d.train_more[i], d.train_more[i + 1]);
+    corpus_stats_ = {corpus_->stats()};
+    mix.push_back({0, static_cast<int64_t>(corpus_->size()), d.corpus_weights.empty() ? 1.0 : d.corpus_weights[0]});
+    for (size_t k = 1; k < corpus_files_.size(); ++k) {
+      const data::ParallelCorpus more = data::ParallelCorpus::load(corpus_files_[k].first, corpus_files_[k].second,
+                                                                   *src_spm_, *tgt_spm_, d.filter, threads_);
+      corpus_stats_.push_back(more.stats());
+      mix.push_back({static_cast<int64_t>(corpus_->size()), static_cast<int64_t>(more.size()),
+                     d.corpus_weights.empty() ? 1.0 : d.corpus_weights[k]});
+      corpus_->append(more);
+    }
+    drawn_ = drawn_per_epoch(mix);
+  }
   if (corpus_->size() == 0)
     throw ConfigError("no training pairs left after filtering (" + corpus_line("training", corpus_->stats()) + ")");
   BatcherOptions batching;
@@ -157,7 +190,7 @@ void CorpusRun::set_up_data() {
   batching.pad_id = config_.pad_id;
   batching.bos_id = config_.bos_id;
   batching.eos_id = config_.eos_id;
-  batches_ = std::make_unique<CorpusBatches>(*corpus_, batching);
+  batches_ = std::make_unique<CorpusBatches>(*corpus_, batching, std::move(mix));
   if (d.valid_src.empty() || !comm_.is_root()) return;  // only rank 0 validates
   data::CorpusFilter valid_filter;  // keep what the model can take; only empty pairs go
   valid_filter.max_len = config_.max_positions - 1;
@@ -192,6 +225,14 @@ void CorpusRun::set_up_model() {
             {"train", corpus_json(corpus_->stats())}, {"batches_per_epoch", batches_->batches_per_epoch()},
             {"padding", round_to(batches_->batcher().padding_fraction(), 4)}, {"options", state_.options}};
   if (valid_corpus_) start_["valid"] = corpus_json(valid_corpus_->stats());
+  for (size_t k = 0; k < corpus_files_.size(); ++k) {
+    nlohmann::json c = corpus_json(corpus_stats_[k]);
+    c["src"] = corpus_files_[k].first;
+    c["tgt"] = corpus_files_[k].second;
+    c["weight"] = options_.data.corpus_weights.empty() ? 1.0 : options_.data.corpus_weights[k];
+    c["drawn_per_epoch"] = drawn_[k];
+    start_["corpora"].push_back(std::move(c));
+  }
   if (!resume_from_.empty()) start_["resumed_from"] = fs::relative(resume_from_, run_dir_).string();
   if (!init_dir_.empty()) start_["init"] = init_dir_;
   if (comm_.size() > 1) start_["ranks"] = comm_.size();
@@ -209,6 +250,14 @@ std::vector<std::string> CorpusRun::summary() const {
                   std::to_string(config_.n_layers_dec) + " layers, vocab " + std::to_string(config_.vocab_size_src) +
                   (config_.shared_vocab ? " shared" : " / " + std::to_string(config_.vocab_size_tgt)) + ")");
   lines.push_back(corpus_line("training", corpus_->stats()));
+  for (size_t k = 0; k < corpus_files_.size(); ++k) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  corpus %zu: %lld pairs, weight %g, %lld drawn per epoch (", k + 1,
+                  static_cast<long long>(corpus_stats_[k].kept),
+                  options_.data.corpus_weights.empty() ? 1.0 : options_.data.corpus_weights[k],
+                  static_cast<long long>(drawn_[k]));
+    lines.push_back(line + corpus_files_[k].first + ")");
+  }
   if (valid_corpus_) lines.push_back(corpus_line("validation", valid_corpus_->stats()));
   // A pair longer than the bound is never dropped: it makes a batch of its own, past the bound.
   const int64_t longer = batches_->batcher().oversize_pairs();

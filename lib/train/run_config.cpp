@@ -26,6 +26,8 @@ void for_each_field(Config& c, Field&& field) {
   auto& r = c.run;
   field("train_src", d.train_src);
   field("train_tgt", d.train_tgt);
+  field("train_more", d.train_more);
+  field("corpus_weights", d.corpus_weights);
   field("valid_src", d.valid_src);
   field("valid_tgt", d.valid_tgt);
   field("source_spm", d.source_spm);

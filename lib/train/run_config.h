@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "data/parallel_corpus.h"
 #include "train/trainer.h"
@@ -16,6 +17,11 @@ namespace tt::train {
 
 struct DataOptions {
   std::string train_src, train_tgt;  // absolute paths
+  // More training corpora, as SRC TGT pairs (absolute paths, flat: src, tgt, src, tgt, ...).
+  std::vector<std::string> train_more;
+  // One weight per corpus (the first, then train_more's): each epoch draws pairs from corpus k in
+  // proportion to its weight (train/batcher.h); empty: every pair once per epoch.
+  std::vector<double> corpus_weights;
   std::string valid_src, valid_tgt;  // empty: no validation
   std::string source_spm, target_spm;
   data::CorpusFilter filter;

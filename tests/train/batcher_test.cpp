@@ -311,3 +311,67 @@ TEST_CASE("an empty corpus or a zero token bound is refused", "[train][batcher]"
   CHECK_THROWS_AS(Batcher(corpus, o), tt::ConfigError);
   CHECK_THROWS_AS(Batcher::in_order(corpus, o), tt::ConfigError);
 }
+
+TEST_CASE("weighted corpora: each epoch draws pairs in proportion to the weights, resumable", "[train][batcher]") {
+  // Corpus 1: pairs 0..199, corpus 2: pairs 200..249, weights 1 and 4 -> 50 and 200 pairs an epoch: 1/4 of
+  // corpus 1 (a different quarter each epoch), corpus 2 four times over.
+  auto corpus = random_corpus(250, 20);
+  BatcherOptions o;
+  o.batch_tokens = 80;
+  o.seed = 5;
+  const tt::train::CorpusMix mix{{0, 200, 1.0}, {200, 50, 4.0}};
+  CHECK(tt::train::drawn_per_epoch(mix) == std::vector<int64_t>{50, 200});
+  Batcher batcher(corpus, o, mix);
+  std::vector<int> seen_first(200, 0);
+  for (int epoch = 0; epoch < 8; ++epoch) {
+    std::vector<int> count(250, 0);
+    const int64_t nb = batcher.batches_per_epoch();
+    for (int64_t b = 0; b < nb; ++b) {
+      const Batch batch = batcher.next();
+      check_layout(batch, corpus, o);
+      for (int p : pairs_of(batch)) ++count[static_cast<size_t>(p)];
+    }
+    CHECK(batcher.position() == BatchPosition{epoch + 1, 0});
+    int first = 0;
+    for (int p = 0; p < 200; ++p) {
+      CHECK(count[static_cast<size_t>(p)] <= 1);  // no pair of corpus 1 twice in an epoch
+      first += count[static_cast<size_t>(p)];
+      seen_first[static_cast<size_t>(p)] += count[static_cast<size_t>(p)];
+    }
+    CHECK(first == 50);
+    for (int p = 200; p < 250; ++p) CHECK(count[static_cast<size_t>(p)] == 4);
+  }
+  // Over 8 epochs, 400 draws from 200 pairs: each pair twice on average, and the draws change by epoch.
+  const auto [least, most] = std::minmax_element(seen_first.begin(), seen_first.end());
+  CHECK(*most <= 8);
+  CHECK(std::count(seen_first.begin(), seen_first.end(), 0) < 40);  // (200 * (3/4)^8 ~ 20 expected)
+  // Seeking to any position continues exactly as going on does.
+  Batcher straight(corpus, o, mix);
+  take(straight, 3 * straight.batches_per_epoch() + 5);
+  const BatchPosition saved = straight.position();
+  const auto expected = take(straight, 40);
+  Batcher resumed(corpus, o, mix);
+  resumed.seek(saved);
+  CHECK(take(resumed, 40) == expected);
+  // A weight of 0 leaves a corpus out; negative or all-zero weights are refused.
+  Batcher only_second(corpus, o, {{0, 200, 0.0}, {200, 50, 1.0}});
+  for (int p : pairs_of(only_second.next())) CHECK(p >= 200);
+  CHECK_THROWS_AS(Batcher(corpus, o, {{0, 200, -1.0}, {200, 50, 1.0}}), tt::ConfigError);
+  CHECK_THROWS_AS(Batcher(corpus, o, {{0, 200, 0.0}, {200, 50, 0.0}}), tt::ConfigError);
+}
+
+TEST_CASE("a mix of one corpus with weight 1 plans as no mix would (one pair once an epoch)", "[train][batcher]") {
+  auto corpus = random_corpus(120, 20);
+  BatcherOptions o;
+  o.batch_tokens = 60;
+  Batcher plain(corpus, o), mixed(corpus, o, {{0, 120, 1.0}});
+  CHECK(plain.batches_per_epoch() == mixed.batches_per_epoch());
+  CHECK(plain.padding_fraction() == mixed.padding_fraction());
+  std::multiset<int> a, b;
+  for (int64_t k = 0; k < plain.batches_per_epoch(); ++k) {
+    for (int p : pairs_of(plain.next())) a.insert(p);
+    for (int p : pairs_of(mixed.next())) b.insert(p);
+  }
+  CHECK(a == b);
+  CHECK(a.size() == 120);
+}

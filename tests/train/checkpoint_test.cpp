@@ -184,6 +184,8 @@ TEST_CASE("last_checkpoint: a missing or dangling RUN/last names the newest inta
 TEST_CASE("run options round-trip through JSON, floats written as people write them", "[checkpoint]") {
   tt::train::RunConfig c;
   c.data.train_src = "/data/train.en";
+  c.data.train_more = {"/data/news.en", "/data/news.de"};
+  c.data.corpus_weights = {1, 4};
   c.data.filter.max_len = 100;
   c.data.filter.max_len_ratio = 1.5;
   c.data.batch_tokens = 2048;
@@ -201,7 +203,7 @@ TEST_CASE("run options round-trip through JSON, floats written as people write t
   CHECK(j["adam_betas"].dump() == "[0.9,0.98]");
   CHECK(j["weight_decay"].dump() == "0.01");
   CHECK(j["lr_schedule"] == "inverse-sqrt");
-  CHECK(j.size() == 30);  // every option once; every key a resumed run compares or takes is there
+  CHECK(j.size() == 32);  // every option once; every key a resumed run compares or takes is there
   for (const auto& option : tt::train::run_options())
     for (const auto& key : option.keys) CHECK(j.contains(key));
   const auto back = tt::train::run_config_from_json(j, "trainer.json");
@@ -209,6 +211,15 @@ TEST_CASE("run options round-trip through JSON, floats written as people write t
   CHECK(back.trainer.adam.beta2 == 0.98f);
   CHECK(back.trainer.schedule.kind == tt::train::LrScheduleKind::inverse_sqrt);
   CHECK(back.run.keep_last == 3);
+  CHECK(back.data.train_more == c.data.train_more);
+  CHECK(back.data.corpus_weights == std::vector<double>{1, 4});
+  // A run from before several corpora (no train_more, no corpus_weights): one corpus, no weights.
+  nlohmann::json old = j;
+  old.erase("train_more");
+  old.erase("corpus_weights");
+  const auto before = tt::train::run_config_from_json(old, "trainer.json");
+  CHECK(before.data.train_more.empty());
+  CHECK(before.data.corpus_weights.empty());
   CHECK_THROWS_WITH(tt::train::run_config_from_json({{"accum", "two"}}, "x/trainer.json"),
                     Catch::Contains("x/trainer.json") && Catch::Contains("'accum'"));
   CHECK_THROWS_WITH(tt::train::run_config_from_json({{"lr_schedule", "cosine"}}, "t.json"), Catch::Contains("cosine"));

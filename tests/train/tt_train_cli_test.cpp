@@ -203,6 +203,43 @@ TEST_CASE("tt-train --resume: 2N steps straight and N + resume + N give bit-iden
   CHECK(listing(fx.run("b")) == before);
 }
 
+TEST_CASE("tt-train --train twice with --corpus-weights: counts in the log, resumed bit for bit", "[tt-train][resume]") {
+  Fixture fx;
+  // The second corpus: the first 20 lines of the fixture, weighted 3 against 1.
+  std::istringstream en(read_file(fx.en)), de(read_file(fx.de));
+  std::string small_en, small_de;
+  for (std::string a, b; small_en.size() < 2000 && std::getline(en, a) && std::getline(de, b);) {
+    small_en += a + "\n";
+    small_de += b + "\n";
+  }
+  fx.dir.write("small.en", small_en);
+  fx.dir.write("small.de", small_de);
+  const std::string common = tiny_model + fx.data() + " --train " + q(fx.run("small.en")) + " " + q(fx.run("small.de")) +
+                             " --corpus-weights 1 3 -q";
+  auto a = run_command(tool("tt-train") + common + " --max-steps 8 -o " + q(fx.run("a")));
+  REQUIRE(a.status == 0);
+  auto b = run_command(tool("tt-train") + common + " --max-steps 3 -o " + q(fx.run("b")));
+  REQUIRE(b.status == 0);
+  b = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 8 -q");
+  REQUIRE(b.status == 0);
+  CHECK(read_file(fx.run("a") + "/last/model.safetensors") == read_file(fx.run("b") + "/last/model.safetensors"));
+  const auto start = log_records(fx.run("a") + "/log.jsonl").front();
+  REQUIRE(start["corpora"].size() == 2);
+  const int64_t n1 = start["corpora"][0]["kept"], n2 = start["corpora"][1]["kept"];
+  const int64_t d1 = start["corpora"][0]["drawn_per_epoch"], d2 = start["corpora"][1]["drawn_per_epoch"];
+  CHECK(d1 + d2 == n1 + n2);
+  CHECK(std::abs(static_cast<double>(d2) / static_cast<double>(d1) - 3.0) < 0.05);
+  // Refusals name the flag: a weight count that is not the corpus count, a negative weight, a changed weight.
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " --corpus-weights 1 2 --max-steps 1 -o " + q(fx.run("c")));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--corpus-weights has 2 weights for 1"));
+  r = run_command(tool("tt-train") + common + " --corpus-weights 1 -2 --max-steps 1 -o " + q(fx.run("c")));
+  CHECK(r.status == 2);
+  r = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 9 --corpus-weights 1 1");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("--corpus-weights differs"));
+}
+
 TEST_CASE("tt-train: Ctrl-C finishes the step, saves and exits 130, a second signal exits at once",
           "[tt-train][signals]") {
   Fixture fx;
