@@ -105,6 +105,10 @@ void add_flags(CLI::App& app, Flags& f) {
       ->check(CLI::NonNegativeNumber)->group(r);
   app.add_option("--weight-decay", rc.trainer.adam.weight_decay, "Decoupled weight decay (AdamW; 0: off)")
       ->check(CLI::NonNegativeNumber)->group(r);
+  app.add_option("--ema-decay", rc.trainer.ema_decay,
+                 "Keep a moving average of the weights, decay D (e.g. 0.9999; 0: off): validation, run/best and "
+                 "each checkpoint's model.safetensors use it")
+      ->group(r);
 
   const char* st = "Stopping, validation, checkpoints";
   app.add_option("--max-steps", rc.run.max_steps, "Stop after N optimizer steps")->check(CLI::NonNegativeNumber)->group(st);
@@ -168,6 +172,7 @@ void check_request(const Flags& f) {
     usage("nothing to do: give --train SRC TGT with --spm and -o RUN, --resume RUN, --dry-run or --synthetic-steps N");
   if (corpus_run && f.synthetic_steps > 0) usage("--synthetic-steps and --train/--resume exclude each other");
   if (f.train.size() % 2 != 0) usage("--train takes two files each time: SRC TGT");
+  if (f.synthetic_steps > 0 && f.run.trainer.ema_decay > 0) usage("--ema-decay averages a corpus run's weights, not --synthetic-steps");
   if (!f.train.empty() && f.resume.empty()) {
     if (f.output.empty()) usage("--train needs -o RUN, the run directory");
     if (f.spm.empty() && (f.src_spm.empty() || f.tgt_spm.empty()) && f.init.empty())

@@ -70,7 +70,8 @@ std::string write_checkpoint(const std::string& run_dir, const CheckpointContent
   nlohmann::json extra = nlohmann::json::object();
   if (!c.vocab.empty()) extra["vocab"] = write_run_vocab(out.path(), c.vocab);
   extra["training"] = c.training;
-  io::write_model_files(out.path(), *c.config, *c.params, extra);
+  io::write_model_files(out.path(), *c.config, c.average ? *c.average : *c.params, extra);
+  if (c.average) io::save_parameters(out.file(training_weights_file_name), *c.params);
 
   const std::vector<float> m = c.adam->m().to_host_f32(), v = c.adam->v().to_host_f32();
   const int64_t steps = c.adam->steps(), n = static_cast<int64_t>(m.size());
@@ -84,6 +85,16 @@ std::string write_checkpoint(const std::string& run_dir, const CheckpointContent
   state.commit();
   out.commit();
   return relative;
+}
+
+void load_weights(const std::string& checkpoint_dir, const nn::ParameterSet& weights, const nn::ParameterSet* average) {
+  const std::string trained = (fs::path(checkpoint_dir) / training_weights_file_name).string();
+  const bool separate = fs::exists(trained);
+  if (separate) io::load_parameters(trained, weights);
+  else io::load_model_weights(checkpoint_dir, weights);
+  if (!average) return;
+  if (separate) io::load_model_weights(checkpoint_dir, *average);
+  else average->values().copy_from(weights.values());
 }
 
 void set_link(const std::string& run_dir, const std::string& name, const std::string& target) {

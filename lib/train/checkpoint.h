@@ -1,7 +1,8 @@
 // A training run's directory:
 //   RUN/checkpoints/step-NNNNNN/   config.json ("model", "vocab", "training"), model.safetensors, the
 //                                  SentencePiece model(s), optimizer.safetensors (Adam m, v: flat; step),
-//                                  trainer.json (TrainerState)
+//                                  trainer.json (TrainerState); with --ema-decay, model.safetensors is the
+//                                  weights' moving average and training_weights.safetensors the weights
 //   RUN/last, RUN/best             symlinks to checkpoints/step-NNNNNN (replaced atomically)
 //   RUN/log.jsonl                  (train/run_log.h)
 // Each checkpoint is written all-or-nothing (util::AtomicDirectory): a crash or a second Ctrl-C at any
@@ -24,6 +25,8 @@ namespace tt::train {
 
 inline constexpr const char* optimizer_file_name = "optimizer.safetensors";
 inline constexpr const char* trainer_state_file_name = "trainer.json";
+// With --ema-decay: the weights the optimizer trains (model.safetensors holds their moving average).
+inline constexpr const char* training_weights_file_name = "training_weights.safetensors";
 
 // trainer.json: where the run stands.
 struct TrainerState {
@@ -49,6 +52,9 @@ std::string checkpoint_path(int64_t step);
 struct CheckpointContents {
   const nn::ModelConfig* config = nullptr;
   const nn::ParameterSet* params = nullptr;
+  // The weights' moving average (--ema-decay), or null. When given, model.safetensors holds it and the
+  // weights go to training_weights.safetensors.
+  const nn::ParameterSet* average = nullptr;
   const Adam* adam = nullptr;
   const TrainerState* state = nullptr;
   RunVocab vocab;  // written in (empty: no vocabulary, ids-only runs)
@@ -74,6 +80,9 @@ std::string last_checkpoint(const std::string& run_dir);
 // RUN/checkpoints/step-NNNNNN of the highest step whose files are all there; "" when there is none.
 std::string newest_intact_checkpoint(const std::string& run_dir);
 TrainerState load_trainer_state(const std::string& checkpoint_dir);
+// The trained weights and, when `average` is given, their moving average, from a checkpoint (a checkpoint
+// written without an average gives the weights to both).
+void load_weights(const std::string& checkpoint_dir, const nn::ParameterSet& weights, const nn::ParameterSet* average);
 // Restores Adam's moments and step from checkpoint_dir/optimizer.safetensors (FormatError naming the file
 // on a size mismatch).
 void load_optimizer(const std::string& checkpoint_dir, Adam& adam);

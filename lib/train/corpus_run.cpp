@@ -204,8 +204,9 @@ void CorpusRun::set_up_data() {
 void CorpusRun::set_up_model() {
   model_ = std::make_unique<nn::Transformer>(config_, backend_);
   trainer_ = std::make_unique<Trainer>(*model_, *batches_, options_.trainer, comm_);
+  WeightAverage* average = trainer_->average();
   if (!resume_from_.empty()) {
-    io::load_model_weights(resume_from_, model_->params());
+    load_weights(resume_from_, model_->params(), average ? &average->params() : nullptr);
     load_optimizer(resume_from_, trainer_->optimizer());
     if (trainer_->optimizer().steps() != state_.step)
       throw FormatError(resume_from_ + ": optimizer step " + std::to_string(trainer_->optimizer().steps()) +
@@ -217,6 +218,8 @@ void CorpusRun::set_up_model() {
     state_.seed = options_.trainer.seed;
   }
   broadcast_parameters(comm_, model_->params());
+  if (average && resume_from_.empty()) average->start(model_->params());
+  if (average) broadcast_parameters(comm_, average->params());
   state_.options = to_json(options_);
 
   start_ = {{"type", "start"}, {"step", state_.step}, {"device", backend_.name()},
@@ -279,6 +282,7 @@ RunResult CorpusRun::run(const util::SignalGuard* signals, const RunCallbacks& c
   CheckpointContents contents;
   contents.config = &config_;
   contents.params = &model_->params();
+  if (trainer_->average()) contents.average = &trainer_->average()->params();
   contents.vocab = vocab_;
   contents.training = state_.options;
   return run_training(*trainer_, state_, validator_ ? &*validator_ : nullptr, contents, options_.run, *log_, signals,

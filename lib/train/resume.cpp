@@ -19,6 +19,7 @@ const std::vector<RunOption>& run_options() {
       {"clip_norm", {"clip_norm"}, true},           {"weight_decay", {"weight_decay"}, true},
       {"warmup_steps", {"warmup_steps"}, true},     {"lr_scale", {"lr_scale", "lr_schedule"}, true},
       {"lr", {"lr", "lr_schedule"}, true},          {"seed", {"seed"}, true},
+      {"ema_decay", {"ema_decay"}, true},
       {"valid", {"valid_src", "valid_tgt"}, false}, {"valid_metric", {"valid_metric"}, false},
       {"max_steps", {"max_steps"}, false},          {"max_epochs", {"max_epochs"}, false},
       {"time_limit_s", {"time_limit_s"}, false},    {"early_stop", {"early_stop"}, false},

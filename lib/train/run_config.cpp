@@ -43,6 +43,7 @@ void for_each_field(Config& c, Field&& field) {
   field("lr_scale", t.schedule.scale);
   field("lr", t.schedule.peak_lr);
   field("seed", t.seed);
+  field("ema_decay", t.ema_decay);
   field("max_steps", r.max_steps);
   field("max_epochs", r.max_epochs);
   field("time_limit_s", r.time_limit_s);

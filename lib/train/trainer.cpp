@@ -45,6 +45,8 @@ void check_trainer_options(const TrainerOptions& options) {
   if (!(options.adam.weight_decay >= 0) || !std::isfinite(options.adam.weight_decay))
     throw ConfigError(option_ref("weight_decay") + " must be 0 or a positive number");
   if (options.bucket_floats < 1) throw ConfigError("the all-reduce bucket size must be at least 1 float");
+  if (!(options.ema_decay >= 0 && options.ema_decay < 1))
+    throw ConfigError(option_ref("ema_decay") + " must be in [0, 1) (0: off; e.g. 0.9999)");
 }
 
 double StepStats::ppl() const { return tokens ? std::exp(nll_sum / static_cast<double>(tokens)) : 0.0; }
@@ -59,6 +61,7 @@ Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptio
       adam_(model.params(), options.adam),
       arena_(model.backend()) {
   check_trainer_options(options);
+  if (options.ema_decay > 0) average_.emplace(model.params(), options.ema_decay);
 }
 
 Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options, dist::Communicator& comm)
@@ -70,6 +73,7 @@ Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptio
       adam_(model.params(), options.adam),
       arena_(model.backend()) {
   check_trainer_options(options);
+  if (options.ema_decay > 0) average_.emplace(model.params(), options.ema_decay);
 }
 
 // The flat gradient in buckets of options_.bucket_floats: few, large messages (each all-reduce has a fixed
@@ -162,6 +166,7 @@ StepStats Trainer::step() {
   }
   stats.lr = schedule_.lr(stats.step);
   adam_.step(params, static_cast<float>(stats.lr));
+  if (average_) average_->update(params);
   model_.backend().synchronize();
   stats.seconds = seconds_since(t0);
   stats.allreduce_seconds = reduce_s;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "dist/communicator.h"
 #include "nn/transformer.h"
@@ -20,6 +21,7 @@
 #include "train/adam.h"
 #include "train/batch_source.h"
 #include "train/lr_schedule.h"
+#include "train/weight_average.h"
 
 namespace tt::train {
 
@@ -29,6 +31,7 @@ struct TrainerOptions {
   AdamOptions adam;        // paper betas and eps; weight_decay (decoupled) 0
   LrScheduleOptions schedule;
   uint64_t seed = 1;       // dropout masks
+  double ema_decay = 0;    // a moving average of the weights (train/weight_average.h); 0 = off
   int64_t bucket_floats = int64_t{1} << 22;  // gradient all-reduce bucket (16 MiB of fp32)
 };
 
@@ -67,6 +70,9 @@ class Trainer {
   double lr(int64_t step) const { return schedule_.lr(step); }
   Adam& optimizer() { return adam_; }
   const Adam& optimizer() const { return adam_; }
+  // The moving average of the weights (--ema-decay), or null. Its start() is the caller's, once the
+  // weights are set.
+  WeightAverage* average() { return average_ ? &*average_ : nullptr; }
   BatchSource& source() { return source_; }
   nn::Transformer& model() { return model_; }
   const TrainerOptions& options() const { return options_; }
@@ -84,6 +90,7 @@ class Trainer {
   TrainerOptions options_;
   LrSchedule schedule_;
   Adam adam_;
+  std::optional<WeightAverage> average_;
   tensor::Arena arena_;
 };
 

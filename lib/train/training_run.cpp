@@ -204,7 +204,11 @@ class Run {
   // Validates, updates the best, saves a checkpoint (every validation has one, so tt-average --best can
   // rank them). Returns true when early stopping is due.
   bool validate() {
-    const ValidationResult r = validator_->run(trainer_.model());
+    ValidationResult r;
+    {
+      const AverageInScope average(trainer_.average(), trainer_.model().params());  // --ema-decay: the average
+      r = validator_->run(trainer_.model());
+    }
     validated_step_ = state_.step;
     const double metric = r.bleu ? *r.bleu : r.loss;
     const bool improved = better(state_.best_metric_name, metric, state_.best_metric);

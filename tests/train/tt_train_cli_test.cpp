@@ -48,6 +48,16 @@ struct Fixture {
   std::string run(const std::string& name) const { return dir.file(name); }
 };
 
+// Trains run "a" `steps` steps straight and run "b" half of them, then resumes "b" to `steps`.
+void straight_and_resumed(const Fixture& fx, const std::string& flags, int steps) {
+  auto a = run_command(tool("tt-train") + flags + " --max-steps " + std::to_string(steps) + " -o " + q(fx.run("a")));
+  REQUIRE(a.status == 0);
+  auto b = run_command(tool("tt-train") + flags + " --max-steps " + std::to_string(steps / 2) + " -o " + q(fx.run("b")));
+  REQUIRE(b.status == 0);
+  b = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps " + std::to_string(steps) + " -q");
+  REQUIRE(b.status == 0);
+}
+
 std::vector<nlohmann::json> log_records(const std::string& path) {
   std::vector<nlohmann::json> out;
   std::istringstream in(read_file(path));
@@ -216,12 +226,7 @@ TEST_CASE("tt-train --train twice with --corpus-weights: counts in the log, resu
   fx.dir.write("small.de", small_de);
   const std::string common = tiny_model + fx.data() + " --train " + q(fx.run("small.en")) + " " + q(fx.run("small.de")) +
                              " --corpus-weights 1 3 -q";
-  auto a = run_command(tool("tt-train") + common + " --max-steps 8 -o " + q(fx.run("a")));
-  REQUIRE(a.status == 0);
-  auto b = run_command(tool("tt-train") + common + " --max-steps 3 -o " + q(fx.run("b")));
-  REQUIRE(b.status == 0);
-  b = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 8 -q");
-  REQUIRE(b.status == 0);
+  straight_and_resumed(fx, common, 7);
   CHECK(read_file(fx.run("a") + "/last/model.safetensors") == read_file(fx.run("b") + "/last/model.safetensors"));
   const auto start = log_records(fx.run("a") + "/log.jsonl").front();
   REQUIRE(start["corpora"].size() == 2);
@@ -235,9 +240,30 @@ TEST_CASE("tt-train --train twice with --corpus-weights: counts in the log, resu
   CHECK_THAT(r.err, Catch::Contains("--corpus-weights has 2 weights for 1"));
   r = run_command(tool("tt-train") + common + " --corpus-weights 1 -2 --max-steps 1 -o " + q(fx.run("c")));
   CHECK(r.status == 2);
-  r = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 9 --corpus-weights 1 1");
+  r = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 8 --corpus-weights 1 1");
   CHECK(r.status == 1);
   CHECK_THAT(r.err, Catch::Contains("--corpus-weights differs"));
+}
+
+TEST_CASE("tt-train --ema-decay: checkpoints hold the average and the weights, resumed bit for bit", "[tt-train][resume]") {
+  Fixture fx;
+  const std::string common = tiny_model + fx.data() + " --ema-decay 0.9 -q";
+  straight_and_resumed(fx, common, 6);
+  for (const char* file : {"model.safetensors", "training_weights.safetensors", "optimizer.safetensors"}) {
+    INFO(file);
+    CHECK(read_file(fx.run("a") + "/last/" + file) == read_file(fx.run("b") + "/last/" + file));
+  }
+  // The average is not the weights, and tt-translate reads it like any model.
+  CHECK(read_file(fx.run("a") + "/last/model.safetensors") != read_file(fx.run("a") + "/last/training_weights.safetensors"));
+  auto t = run_command(tool("tt-translate") + " -m " + q(fx.run("a") + "/last") + " -q --max-len-b 3", "a b\n");
+  CHECK(t.status == 0);
+  // Out of range: a usage error naming the flag; a resumed run keeps its decay.
+  auto r = run_command(tool("tt-train") + tiny_model + fx.data() + " --ema-decay 1 --max-steps 1 -o " + q(fx.run("c")));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--ema-decay"));
+  r = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 7 --ema-decay 0.5");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("--ema-decay differs"));
 }
 
 TEST_CASE("tt-train: Ctrl-C finishes the step, saves and exits 130, a second signal exits at once",
