@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "decode/length_penalty.h"
+#include "ops/copy.h"
 #include "ops/softmax.h"
 #include "util/error.h"
 
@@ -39,7 +40,7 @@ std::vector<TargetScore> score_targets(StepScorer& scorer, const std::vector<std
       wanted.push_back(t < target.size() ? target[t] : ids.eos);
     }
     tensor::ArenaScope scope(*arena);
-    const std::vector<float> lp = gather_columns(log_probs, wanted, *arena);
+    const std::vector<float> lp = ops::download_columns(log_probs, wanted, *arena);
     std::vector<size_t> still;
     index.clear();
     tokens.clear();

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "ops/copy.h"
 #include "ops/softmax.h"
+#include "tensor/arena.h"
 
 namespace tt::decode {
 
@@ -20,14 +22,11 @@ void penalize_repeats(const tensor::Tensor& scores, const std::vector<std::vecto
       if (t >= 0 && t < V) at.push_back(r * V + t);
   }
   if (at.empty()) return;
-  // A few values per row: read back and written one by one (any device, no kernel of its own).
-  std::vector<float> values;
-  values.reserve(at.size());
-  for (int64_t i : at) {
-    float x = 0;
-    scores.backend().copy_to_host(&x, scores.f32() + i, sizeof x);
-    values.push_back(x < 0 ? x * penalty : x / penalty);
-  }
+  // A few values per row: read back in one gather, penalised, written back one by one (any device, no
+  // scatter kernel of its own).
+  tensor::Arena scratch(scores.backend());
+  std::vector<float> values = ops::download_at(scores, at, scratch);
+  for (float& x : values) x = x < 0 ? x * penalty : x / penalty;
   for (size_t k = 0; k < at.size(); ++k) scores.backend().copy_from_host(scores.f32() + at[k], &values[k], sizeof(float));
   if (!logits) ops::log_softmax(scores);
 }

@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "ops/copy.h"
-#include "ops/cross_entropy.h"
 #include "ops/decoding.h"
 #include "ops/elementwise.h"
 #include "ops/softmax.h"
@@ -61,24 +60,6 @@ std::vector<float> rows_first(const std::vector<std::vector<float>>& by_position
 
 }  // namespace
 
-std::vector<float> gather_values(const tensor::Tensor& x, const std::vector<int64_t>& at, tensor::Arena& arena) {
-  const int64_t n = static_cast<int64_t>(at.size());
-  if (n == 0) return {};
-  std::vector<int32_t> index32(at.begin(), at.end());  // offsets < rows * V, which the kernels index in int32
-  tensor::Tensor index = arena.allocate(tensor::Shape{n}, tensor::DType::i32);
-  tensor::Tensor picked = arena.allocate(tensor::Shape{n, 1});
-  ops::upload(index, index32);
-  ops::gather_rows(picked, x.reshape(tensor::Shape{x.numel(), 1}), index, n, 1);
-  return picked.to_host_f32();
-}
-
-std::vector<float> gather_columns(const tensor::Tensor& x, const std::vector<int32_t>& columns, tensor::Arena& arena) {
-  const int64_t rows = x.dim(0), V = x.dim(1);
-  std::vector<int64_t> at(static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) at[static_cast<size_t>(r)] = r * V + columns[static_cast<size_t>(r)];
-  return gather_values(x, at, arena);
-}
-
 tensor::Tensor StepScorer::force(const std::vector<std::vector<int32_t>>& forced,
                                  std::vector<std::vector<float>>& forced_log_probs, std::vector<float>* attention) {
   const size_t rows = forced.size(), n = rows ? forced.front().size() : 0;
@@ -100,7 +81,7 @@ tensor::Tensor StepScorer::force(const std::vector<std::vector<int32_t>>& forced
     if (!arena) arena.emplace(scores.backend());
     tensor::ArenaScope scope(*arena);
     for (size_t r = 0; r < rows; ++r) next[r] = forced[r][t + 1];
-    const std::vector<float> lp = gather_columns(scores, next, *arena);
+    const std::vector<float> lp = ops::download_columns(scores, next, *arena);
     for (size_t r = 0; r < rows; ++r) forced_log_probs[r].push_back(lp[r]);
   }
 }
@@ -172,9 +153,8 @@ tensor::Tensor ModelScorer::force(const std::vector<std::vector<int32_t>>& force
         ops::log_softmax_topk(best, step_arena_.allocate(tensor::Shape{queries, 1}, tensor::DType::i32), shifts, head);
         shift = shifts.to_host_f32();
       }
-      std::vector<float> lp = gather_columns(head, next, step_arena_);
-      for (size_t q = 0; q < lp.size(); ++q) lp[q] -= shift[q];
-      for (size_t q = 0; q < lp.size(); ++q) forced_log_probs[q % static_cast<size_t>(rows)].push_back(lp[q]);
+      const std::vector<float> lp = ops::download_columns(head, next, step_arena_);
+      for (size_t q = 0; q < lp.size(); ++q) forced_log_probs[q % static_cast<size_t>(rows)].push_back(lp[q] - shift[q]);
     }
     if (last) {
       if (attention) *attention = rows_first(chunks_attention, static_cast<size_t>(rows));

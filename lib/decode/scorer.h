@@ -42,11 +42,6 @@ class StepScorer {
                                std::vector<std::vector<float>>& forced_log_probs, std::vector<float>* attention);
 };
 
-// x[r, columns[r]] for each row r of x [rows, V] (on x's device; scratch from `arena`), on the host.
-std::vector<float> gather_columns(const tensor::Tensor& x, const std::vector<int32_t>& columns, tensor::Arena& arena);
-// The elements of x at flat (row-major) offsets `at`, on the host.
-std::vector<float> gather_values(const tensor::Tensor& x, const std::vector<int64_t>& at, tensor::Arena& arena);
-
 class ModelScorer final : public StepScorer {
  public:
   // logits: step() returns the logits (returns_logits()), else log-probabilities.

@@ -12,7 +12,6 @@
 #include "decode/sampling.h"
 #include "decode/search_state.h"
 #include "ops/copy.h"
-#include "ops/cross_entropy.h"
 #include "ops/decoding.h"
 #include "ops/softmax.h"
 #include "util/error.h"
@@ -140,7 +139,7 @@ void read_best(RowBest& out, const tensor::Tensor& scores, bool logits, int widt
   } else {
     ops::topk(values, tokens, scores);
   }
-  out.eos = gather_columns(scores, std::vector<int32_t>(static_cast<size_t>(rows), eos_id), arena);
+  out.eos = ops::download_columns(scores, std::vector<int32_t>(static_cast<size_t>(rows), eos_id), arena);
   out.values = values.to_host_f32();
   out.tokens = tokens.to_host_i32();
   out.shift.clear();
@@ -235,7 +234,7 @@ void read_required(RowBest& best_of, const std::vector<Sentence>& active, const 
   }
   if (at.empty()) return;
   tensor::ArenaScope scope(arena);
-  const std::vector<float> values = gather_values(scores, at, arena);
+  const std::vector<float> values = ops::download_at(scores, at, arena);
   size_t k = 0;
   for (size_t r = 0; r < best_of.required.size(); ++r)
     for (auto& [token, lp] : best_of.required[r]) {
