@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cli/validators.h"
+#include "decode/constraints.h"
 #include "decode/length_penalty.h"
 #include "decode/search.h"
 #include "util/error.h"
@@ -37,10 +38,9 @@ void DecodeOptions::finish() {
   }
   translator.max_src_len_name = "--max-src-len";
   translator.skip_invalid_name = "--skip-invalid";
-  if (!constraints.empty() && (s.sampling || s.full_beam || s.alternatives > 0))
-    throw UsageError("--constraints works with the beam search: not with --sampling, --full-beam or --alternatives");
   try {  // before any model is read: a contradiction in the flags is a usage error (exit 2)
     decode::validate(s);
+    if (!constraints.empty()) decode::check_constraint_options(s);
   } catch (const ConfigError& e) {
     throw UsageError(e.what(), e.hint());
   }

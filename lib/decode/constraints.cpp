@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "util/error.h"
+
 namespace tt::decode {
 
 namespace detail {
@@ -24,7 +26,6 @@ ConstraintTracker::ConstraintTracker(const Constraints& phrases) {
 
 ConstraintState ConstraintTracker::state(const std::vector<int32_t>& tokens) const {
   ConstraintState st;
-  st.all_met = true;
   int progress = 0;  // the longest partial match of an unmet phrase at the end
   const size_t L = tokens.size();
   for (size_t i = 0; i < phrases_.size(); ++i) {
@@ -40,7 +41,6 @@ ConstraintState ConstraintTracker::state(const std::vector<int32_t>& tokens) con
       }
     st.met += found * static_cast<int>(n);
     if (found == wanted_[i]) continue;
-    st.all_met = false;
     size_t j = std::min(n - 1, L);  // the longest proper prefix of q that ends the hypothesis
     while (j > 0 && !std::equal(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(j),
                                 tokens.end() - static_cast<std::ptrdiff_t>(j)))
@@ -68,14 +68,14 @@ std::vector<Candidate> choose_constrained(const Sentence& s, const RowBest& best
   std::vector<int32_t> child, offered;
   for (int j = 0; j < static_cast<int>(s.open.size()); ++j) {
     const Open& h = s.open[static_cast<size_t>(j)];
-    const ConstraintState here = tracker.state(h.tokens);
+    const auto& required = best_of.required[static_cast<size_t>(h.row)];  // empty: every phrase met
     offered.clear();
     auto offer = [&](int32_t v, float lp) {
       if (std::isnan(lp) || lp == -std::numeric_limits<float>::infinity()) return;
       if (std::find(offered.begin(), offered.end(), v) != offered.end()) return;
       offered.push_back(v);
       if (v == ids.eos) {
-        if (eos_length && here.all_met) all.push_back({Candidate{h.log_prob + lp, lp, j, v}, C});
+        if (eos_length && required.empty()) all.push_back({Candidate{h.log_prob + lp, lp, j, v}, C});
         return;
       }
       if (!others_allowed) return;
@@ -87,7 +87,7 @@ std::vector<Candidate> choose_constrained(const Sentence& s, const RowBest& best
     };
     offer(ids.eos, best_of.eos[static_cast<size_t>(h.row)]);
     // The term's pieces first: a required token is offered even where a ban would pass it over.
-    for (const auto& [v, lp] : best_of.required[static_cast<size_t>(h.row)]) offer(v, lp);
+    for (const auto& [v, lp] : required) offer(v, lp);
     const size_t first = static_cast<size_t>(h.row) * static_cast<size_t>(best_of.width);
     for (size_t i = first; i < first + static_cast<size_t>(best_of.width); ++i) {
       const int32_t v = best_of.tokens[i];
@@ -126,6 +126,12 @@ std::vector<Candidate> choose_constrained(const Sentence& s, const RowBest& best
 }
 
 }  // namespace detail
+
+void check_constraint_options(const SearchOptions& o) {
+  if (o.sampling || o.full_beam || o.alternatives > 0)
+    throw ConfigError("terminology constraints work with the beam search as it is: not with sampling, a full beam "
+                      "or alternatives");
+}
 
 std::vector<size_t> fit_constraints(Constraints& phrases, const std::vector<int32_t>& prefix, int max_len) {
   std::vector<size_t> dropped;

@@ -24,6 +24,9 @@
 
 namespace tt::decode {
 
+// Constraints work with the beam search as it is: tt::ConfigError for sampling, a full beam or alternatives.
+void check_constraint_options(const SearchOptions& o);
+
 // Leaves out, last first, the phrases (and empty ones) that could not all fit: a hypothesis starting with
 // `prefix` may hold `max_len` tokens. Returns the indices of the phrases left out, in the given order.
 std::vector<size_t> fit_constraints(Constraints& phrases, const std::vector<int32_t>& prefix, int max_len);
@@ -32,8 +35,8 @@ namespace detail {
 
 struct ConstraintState {
   int met = 0;                // constraint pieces met: the bank
-  bool all_met = false;
   std::vector<int32_t> next;  // tokens that take an unmet phrase one piece further (sorted, unique)
+  bool all_met() const { return next.empty(); }
 };
 
 class ConstraintTracker {

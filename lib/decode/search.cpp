@@ -410,9 +410,7 @@ std::vector<std::vector<Hypothesis>> search(StepScorer& scorer, const std::vecto
   check(inputs.streams.size(), "random streams");
   check(inputs.prefixes.size(), "prefixes");
   check(inputs.constraints.size(), "constraint lists");
-  if (!inputs.constraints.empty() && (o.sampling || o.full_beam || o.alternatives > 0))
-    throw ConfigError("terminology constraints work with the beam search as it is: not with sampling, a full beam "
-                      "or alternatives");
+  if (!inputs.constraints.empty()) check_constraint_options(o);
   const auto& prefixes = inputs.prefixes;
   std::vector<std::vector<Hypothesis>> results(sources.size());
   // Sentences whose prefixes differ in length are searched apart, shortest first (each row's bits do not

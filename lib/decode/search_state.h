@@ -61,7 +61,7 @@ struct RowBest {
   // Per row, the tokens it may not take this step (SearchOptions::no_repeat_ngram), sorted; empty when off.
   std::vector<std::vector<int32_t>> banned;
   // Per row, the tokens that would advance its sentence's constraints, with their log-probabilities
-  // (constraints.h); empty when no sentence has constraints.
+  // (constraints.h); a row whose every phrase is met has none. Empty when no sentence has constraints.
   std::vector<std::vector<std::pair<int32_t, float>>> required;
   bool is_banned(int row, int32_t token) const {
     if (banned.empty()) return false;

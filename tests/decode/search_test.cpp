@@ -420,7 +420,7 @@ TEST_CASE("constraints: the ConstraintTracker's state of a hypothesis, worked", 
   CHECK(t.total() == 5);
   auto st = t.state({});
   CHECK(st.met == 0);
-  CHECK_FALSE(st.all_met);
+  CHECK_FALSE(st.all_met());
   CHECK(st.next == V{4, 7});
   st = t.state({1, 7, 8});  // "7 8" is a partial match: 2 pieces, next 9
   CHECK(st.met == 2);
@@ -430,7 +430,7 @@ TEST_CASE("constraints: the ConstraintTracker's state of a hypothesis, worked", 
   CHECK(st.next == V{4});
   st = t.state({4, 7, 8, 9, 4});
   CHECK(st.met == 5);
-  CHECK(st.all_met);
+  CHECK(st.all_met());
   CHECK(st.next.empty());
   // Leaving out what cannot fit: a prefix already holding a phrase leaves room for the others.
   decode::Constraints phrases{{4, 5}, {6, 6, 6}, {}};
