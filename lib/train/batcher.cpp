@@ -102,15 +102,25 @@ void check_options(const BatcherOptions& o) {
 
 }  // namespace
 
+void check_corpus_weights(const std::vector<double>& weights) {
+  bool any = false;
+  for (double w : weights) {
+    if (!(w >= 0) || !std::isfinite(w))
+      throw ConfigError(option_ref("corpus_weights") + ": a weight must be a number >= 0, got " + std::to_string(w));
+    any = any || w > 0;
+  }
+  if (!any) throw ConfigError(option_ref("corpus_weights") + ": at least one weight must be above 0");
+}
+
 std::vector<int64_t> drawn_per_epoch(const CorpusMix& mix) {
   double total = 0, weights = 0;
+  std::vector<double> each;
   for (const CorpusShare& c : mix) {
-    if (!(c.weight >= 0) || !std::isfinite(c.weight))
-      throw ConfigError("corpus_weights: a weight must be a number >= 0, got " + std::to_string(c.weight));
     total += static_cast<double>(c.size);
     weights += c.weight;
+    each.push_back(c.weight);
   }
-  if (!(weights > 0)) throw ConfigError("corpus_weights: at least one weight must be above 0");
+  check_corpus_weights(each);
   std::vector<int64_t> drawn;
   for (const CorpusShare& c : mix) drawn.push_back(c.size == 0 ? 0 : std::llround(total * c.weight / weights));
   return drawn;
@@ -134,7 +144,7 @@ Batcher::Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& optio
     if (end > n) throw InternalError("corpus mix beyond the corpus");
     int64_t drawn = 0;
     for (int64_t d : drawn_per_epoch(mix_)) drawn += d;
-    if (drawn == 0) throw ConfigError("corpus_weights: the weights draw no pair from the corpora");
+    if (drawn == 0) throw ConfigError(option_ref("corpus_weights") + ": the weights draw no pair from the corpora");
     pairs = draw(0);
   }
   oversize_pairs_ = plan(std::move(pairs));

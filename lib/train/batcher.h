@@ -45,7 +45,9 @@ struct CorpusShare {
 };
 using CorpusMix = std::vector<CorpusShare>;
 
-// The pairs corpus k gives each epoch: round(total * w_k / sum of the weights).
+// tt::ConfigError naming corpus_weights unless every weight is a number >= 0 and one is above 0.
+void check_corpus_weights(const std::vector<double>& weights);
+// The pairs corpus k gives each epoch: round(total * w_k / sum of the weights) (weights checked).
 std::vector<int64_t> drawn_per_epoch(const CorpusMix& mix);
 
 class Batcher {

@@ -43,13 +43,7 @@ void check_run_config(const RunConfig& o, const nn::ModelConfig& model) {
       throw ConfigError(option_ref("corpus_weights") + " has " + std::to_string(o.data.corpus_weights.size()) +
                             " weights for " + std::to_string(corpora) + " training corpora",
                         "give one weight per " + option_ref("train") + ", in the same order");
-    bool any = false;
-    for (double w : o.data.corpus_weights) {
-      if (!(w >= 0) || !std::isfinite(w))
-        throw ConfigError(option_ref("corpus_weights") + ": a weight must be a number >= 0, got " + std::to_string(w));
-      any = any || w > 0;
-    }
-    if (!any) throw ConfigError(option_ref("corpus_weights") + ": at least one weight must be above 0");
+    check_corpus_weights(o.data.corpus_weights);
   }
   check_trainer_options(o.trainer);
   if (model.d_model > 0) LrSchedule(model.d_model, o.trainer.schedule);  // checks the schedule's options
@@ -168,19 +162,18 @@ void CorpusRun::set_up_data() {
   corpus_.emplace(data::ParallelCorpus::load(d.train_src, d.train_tgt, *src_spm_, *tgt_spm_, d.filter, threads_));
   CorpusMix mix;
   if (!d.train_more.empty() || !d.corpus_weights.empty()) {  // several corpora: one after the other
-    corpus_files_ = {{d.train_src, d.train_tgt}};
-    for (size_t i = 0; i + 1 < d.train_more.size(); i += 2) corpus_files_.emplace_back(d.train_more[i], d.train_more[i + 1]);
-    corpus_stats_ = {corpus_->stats()};
-    mix.push_back({0, static_cast<int64_t>(corpus_->size()), d.corpus_weights.empty() ? 1.0 : d.corpus_weights[0]});
-    for (size_t k = 1; k < corpus_files_.size(); ++k) {
-      const data::ParallelCorpus more = data::ParallelCorpus::load(corpus_files_[k].first, corpus_files_[k].second,
-                                                                   *src_spm_, *tgt_spm_, d.filter, threads_);
-      corpus_stats_.push_back(more.stats());
-      mix.push_back({static_cast<int64_t>(corpus_->size()), static_cast<int64_t>(more.size()),
-                     d.corpus_weights.empty() ? 1.0 : d.corpus_weights[k]});
+    auto weight = [&](size_t k) { return d.corpus_weights.empty() ? 1.0 : d.corpus_weights[k]; };
+    corpora_ = {{d.train_src, d.train_tgt, corpus_->stats(), weight(0), 0}};
+    mix.push_back({0, static_cast<int64_t>(corpus_->size()), weight(0)});
+    for (size_t i = 0; i + 1 < d.train_more.size(); i += 2) {
+      const data::ParallelCorpus more = data::ParallelCorpus::load(d.train_more[i], d.train_more[i + 1], *src_spm_,
+                                                                   *tgt_spm_, d.filter, threads_);
+      corpora_.push_back({d.train_more[i], d.train_more[i + 1], more.stats(), weight(corpora_.size()), 0});
+      mix.push_back({static_cast<int64_t>(corpus_->size()), static_cast<int64_t>(more.size()), corpora_.back().weight});
       corpus_->append(more);
     }
-    drawn_ = drawn_per_epoch(mix);
+    const std::vector<int64_t> drawn = drawn_per_epoch(mix);
+    for (size_t k = 0; k < corpora_.size(); ++k) corpora_[k].drawn = drawn[k];
   }
   if (corpus_->size() == 0)
     throw ConfigError("no training pairs left after filtering (" + corpus_line("training", corpus_->stats()) + ")");
@@ -228,12 +221,12 @@ void CorpusRun::set_up_model() {
             {"train", corpus_json(corpus_->stats())}, {"batches_per_epoch", batches_->batches_per_epoch()},
             {"padding", round_to(batches_->batcher().padding_fraction(), 4)}, {"options", state_.options}};
   if (valid_corpus_) start_["valid"] = corpus_json(valid_corpus_->stats());
-  for (size_t k = 0; k < corpus_files_.size(); ++k) {
-    nlohmann::json c = corpus_json(corpus_stats_[k]);
-    c["src"] = corpus_files_[k].first;
-    c["tgt"] = corpus_files_[k].second;
-    c["weight"] = options_.data.corpus_weights.empty() ? 1.0 : options_.data.corpus_weights[k];
-    c["drawn_per_epoch"] = drawn_[k];
+  for (const Corpus& corpus : corpora_) {
+    nlohmann::json c = corpus_json(corpus.stats);
+    c["src"] = corpus.src;
+    c["tgt"] = corpus.tgt;
+    c["weight"] = corpus.weight;
+    c["drawn_per_epoch"] = corpus.drawn;
     start_["corpora"].push_back(std::move(c));
   }
   if (!resume_from_.empty()) start_["resumed_from"] = fs::relative(resume_from_, run_dir_).string();
@@ -253,13 +246,12 @@ std::vector<std::string> CorpusRun::summary() const {
                   std::to_string(config_.n_layers_dec) + " layers, vocab " + std::to_string(config_.vocab_size_src) +
                   (config_.shared_vocab ? " shared" : " / " + std::to_string(config_.vocab_size_tgt)) + ")");
   lines.push_back(corpus_line("training", corpus_->stats()));
-  for (size_t k = 0; k < corpus_files_.size(); ++k) {
+  for (size_t k = 0; k < corpora_.size(); ++k) {
     char line[160];
     std::snprintf(line, sizeof line, "  corpus %zu: %lld pairs, weight %g, %lld drawn per epoch (", k + 1,
-                  static_cast<long long>(corpus_stats_[k].kept),
-                  options_.data.corpus_weights.empty() ? 1.0 : options_.data.corpus_weights[k],
-                  static_cast<long long>(drawn_[k]));
-    lines.push_back(line + corpus_files_[k].first + ")");
+                  static_cast<long long>(corpora_[k].stats.kept), corpora_[k].weight,
+                  static_cast<long long>(corpora_[k].drawn));
+    lines.push_back(line + corpora_[k].src + ")");
   }
   if (valid_corpus_) lines.push_back(corpus_line("validation", valid_corpus_->stats()));
   // A pair longer than the bound is never dropped: it makes a batch of its own, past the bound.

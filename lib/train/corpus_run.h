@@ -93,11 +93,16 @@ class CorpusRun {
   RunVocab vocab_;  // what every checkpoint carries, read once
   std::optional<RunLog> log_;
   std::optional<data::ParallelCorpus> corpus_, valid_corpus_;
-  // Several training corpora (tt-train --train A --train B): each one's files, statistics and pairs drawn
-  // per epoch (train/batcher.h); empty for one corpus without weights.
-  std::vector<std::pair<std::string, std::string>> corpus_files_;
-  std::vector<data::CorpusStats> corpus_stats_;
-  std::vector<int64_t> drawn_;
+  // Several training corpora (tt-train --train A --train B), for the log and the summary: each one's
+  // files, statistics, weight and pairs drawn per epoch (train/batcher.h); empty for one corpus without
+  // weights.
+  struct Corpus {
+    std::string src, tgt;
+    data::CorpusStats stats;
+    double weight = 1;
+    int64_t drawn = 0;
+  };
+  std::vector<Corpus> corpora_;
   std::unique_ptr<CorpusBatches> batches_;
   std::optional<Validator> validator_;
   std::unique_ptr<nn::Transformer> model_;
