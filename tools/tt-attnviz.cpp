@@ -270,6 +270,7 @@ int attnviz_main(int argc, char** argv) {
     o.window = 1;
     o.batch_size = static_cast<int>(std::min<size_t>(static_cast<size_t>(o.batch_size), f.max_sentences));
   }
+  tt::cli::TranslatorFiles target_files(d);  // opened before the model loads: a missing file fails at once
   auto backend = tt::backend::make_backend(common.device, common.threads);
   const bool invariant = backend->set_row_invariant(true);
   nlohmann::json full;
@@ -304,8 +305,7 @@ int attnviz_main(int argc, char** argv) {
         viz.add(Item{line, source, hyps.front().tokens, source.empty() ? std::nullopt : std::optional(hyps.front().score)});
       };
       tt::util::LineReader in(f.input);
-      tt::cli::TranslatorFiles files(d);
-      translator.run(in, out, files.inputs());
+      translator.run(in, out, target_files.inputs());
     }
   } catch (const Enough&) {
   }

@@ -124,6 +124,7 @@ int translate_main(int argc, char** argv) {
   if (f.workers > threads)
     throw tt::UsageError("--workers " + std::to_string(f.workers) + " exceeds --threads " + std::to_string(threads),
                           "give each worker at least one thread: raise --threads or lower --workers");
+  tt::cli::TranslatorFiles target_files(d);  // opened before the models load: a missing file fails at once
   std::vector<tt::nn::ModelConfig> configs;
   std::vector<nlohmann::json> full_configs(f.models.size());
   int max_d_model = 0;
@@ -241,8 +242,7 @@ int translate_main(int argc, char** argv) {
     tt::util::flush_stdout();
     return 0;
   }
-  tt::cli::TranslatorFiles files(d);
-  translator.run(in, out, files.inputs());
+  translator.run(in, out, target_files.inputs());
   tt::util::flush_stdout();
   if (scores_out.is_open() && !scores_out.flush())
     throw tt::IoError(f.scores_file + ": write failed (" + std::strerror(errno) + ")");

@@ -447,6 +447,10 @@ TEST_CASE("tt-translate --constraints: every phrase in every output, the same by
   auto bad = run_command(translate_cmd("-q --constraints " + tmp.file("bad")), "a\nb\n");
   CHECK(bad.status == 1);
   CHECK(bad.err.find(tmp.file("bad") + ":2") != std::string::npos);
+  auto missing = run_command(translate_cmd("-q --constraints " + tmp.file("none")), "a\n");
+  CHECK(missing.status == 1);
+  CHECK(missing.err.find(tmp.file("none")) != std::string::npos);
+  CHECK(missing.out.empty());
   CHECK(run_command(translate_cmd("--constraints x --sampling topk:3"), "a\n").status == 2);
   CHECK(run_command(translate_cmd("--constraints x --full-beam"), "a\n").status == 2);
   CHECK(run_command(translate_cmd("--constraints x --score y"), "a\n").status == 2);
