@@ -208,7 +208,7 @@ std::vector<Sentence> expand_alternatives(const Sentence& s, const RowBest& best
     const float lp = best_of.values[i];
     if (v == ids.bos || v == ids.pad || v == ids.eos || (o.ban_unk && v == ids.unk) || best_of.is_banned(h.row, v)) continue;
     if (lp == kNegInf || std::isnan(lp)) continue;
-    Sentence a{s.index, s.stream, s.source_size, s.max_len, s.prefix, static_cast<int>(out.size()), {}, {}};
+    Sentence a{s.index, s.stream, s.source_size, s.max_len, s.prefix, static_cast<int>(out.size()), {}, {}, s.constraints};
     Open n{h.tokens, h.log_prob + lp, h.row, detail::extend_attention(h, attention, S, s.source_size, o.attention)};
     n.tokens.push_back(v);
     a.open.push_back(std::move(n));
