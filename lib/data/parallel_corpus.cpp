@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "util/error.h"
+#include "util/rng.h"
 #include "util/text_io.h"
 
 namespace tt::data {
@@ -88,17 +89,25 @@ void encode_line(std::vector<int>& out, const Side& side, const std::string& lin
   }
 }
 
+// Replaces the best segmentation `best` of `line` by a sample keyed on `key`, unless the sample is empty or
+// longer than max_len.
+void sample_line(std::vector<int>& best, std::vector<int>& sample, const Side& side, const std::string& line,
+                 uint32_t key, const SubwordSampling& sampling, int max_len) {
+  side.spm.sample_encode_ids(line, sampling.nbest, sampling.alpha, key, sample);
+  if (!sample.empty() && sample.size() <= static_cast<size_t>(max_len)) best.swap(sample);
+}
+
 void tokenise_part(Part& part, const std::vector<std::string>& src, const std::vector<std::string>& tgt,
                    size_t begin, size_t end, size_t first_line, const Side& src_side, const Side& tgt_side,
-                   const CorpusFilter& filter) {
+                   const CorpusFilter& filter, const SubwordSampling& sampling) {
   const int32_t eos = static_cast<int32_t>(src_side.spm.eos_id());
-  std::vector<int> s, t;
+  const uint64_t stream = util::rng_stream(util::RngPurpose::segmentation, sampling.epoch, sampling.corpus);
+  std::vector<int> s, t, sample;
   try {
     for (size_t i = begin; i < end; ++i) {
       encode_line(s, src_side, src[i], first_line + i);
       encode_line(t, tgt_side, tgt[i], first_line + i);
-      const size_t ls = s.size(), lt = t.size();
-      const size_t shorter = std::min(ls, lt), longer = std::max(ls, lt);
+      const size_t shorter = std::min(s.size(), t.size()), longer = std::max(s.size(), t.size());
       if (shorter == 0) {
         ++part.stats.dropped_empty;
       } else if (longer > static_cast<size_t>(filter.max_len)) {
@@ -107,6 +116,16 @@ void tokenise_part(Part& part, const std::vector<std::string>& src, const std::v
                  static_cast<double>(longer) / static_cast<double>(shorter) > filter.max_len_ratio) {
         ++part.stats.dropped_ratio;
       } else {
+        if (sampling.on()) {
+          const uint64_t line = first_line + i;
+          const util::Philox4 keys = util::philox4x32(
+              static_cast<uint32_t>(line), static_cast<uint32_t>(line >> 32), static_cast<uint32_t>(stream),
+              static_cast<uint32_t>(stream >> 32), static_cast<uint32_t>(sampling.seed),
+              static_cast<uint32_t>(sampling.seed >> 32));
+          sample_line(s, sample, src_side, src[i], keys.v[0], sampling, filter.max_len);
+          sample_line(t, sample, tgt_side, tgt[i], keys.v[1], sampling, filter.max_len);
+        }
+        const size_t ls = s.size(), lt = t.size();  // the sample's
         part.ids.insert(part.ids.end(), s.begin(), s.end());
         part.ids.push_back(eos);
         part.ids.insert(part.ids.end(), t.begin(), t.end());
@@ -150,7 +169,8 @@ void require_tt_special_ids(const SpmTokenizer& spm) {
 
 ParallelCorpus ParallelCorpus::load(const std::string& src_path, const std::string& tgt_path,
                                     const SpmTokenizer& src_spm, const SpmTokenizer& tgt_spm,
-                                    const CorpusFilter& filter, int threads) {
+                                    const CorpusFilter& filter, int threads, const SubwordSampling& sampling,
+                                    const std::atomic<bool>* cancel) {
   if (threads < 1) throw ConfigError("corpus loading needs at least 1 thread, got " + std::to_string(threads));
   if (filter.max_len < 1) {
     throw ConfigError("the maximum pair length must be at least 1 piece, got " + std::to_string(filter.max_len));
@@ -186,7 +206,7 @@ ParallelCorpus ParallelCorpus::load(const std::string& src_path, const std::stri
     size_t next_n = 0;
     std::exception_ptr read_error;
     if (n_threads == 1) {
-      tokenise_part(parts[0], src_lines[cur], tgt_lines[cur], 0, n, first_line, src_side, tgt_side, filter);
+      tokenise_part(parts[0], src_lines[cur], tgt_lines[cur], 0, n, first_line, src_side, tgt_side, filter, sampling);
       try {
         next_n = read_chunk(src_reader, tgt_reader, src_lines[cur ^ 1], tgt_lines[cur ^ 1], chunk);
       } catch (...) {
@@ -197,7 +217,8 @@ ParallelCorpus ParallelCorpus::load(const std::string& src_path, const std::stri
       for (size_t k = 0; k < n_threads; ++k) {
         workers.threads().emplace_back(tokenise_part, std::ref(parts[k]), std::cref(src_lines[cur]),
                                        std::cref(tgt_lines[cur]), share(k), share(k + 1), first_line,
-                                       std::cref(src_side), std::cref(tgt_side), std::cref(filter));
+                                       std::cref(src_side), std::cref(tgt_side), std::cref(filter),
+                                       std::cref(sampling));
       }
       try {
         next_n = read_chunk(src_reader, tgt_reader, src_lines[cur ^ 1], tgt_lines[cur ^ 1], chunk);
@@ -214,7 +235,7 @@ ParallelCorpus ParallelCorpus::load(const std::string& src_path, const std::stri
     corpus.stats_.lines += static_cast<int64_t>(n);
     for (const Part& part : parts) corpus.append(part.ids, part.lengths, part.stats);
     first_line += n;
-    n = next_n;
+    n = cancel && cancel->load() ? 0 : next_n;
   }
   corpus.ids_.shrink_to_fit();
   corpus.offsets_.shrink_to_fit();

@@ -5,6 +5,7 @@
 //   source = SentencePiece pieces + eos      target = pieces only (the batcher adds bos / eos)
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -18,6 +19,19 @@ namespace tt::data {
 struct CorpusFilter {
   int max_len = 256;          // a side with more pieces than this drops the pair
   double max_len_ratio = 0;   // max(ls, lt) / min(ls, lt) above this drops the pair; 0 = off
+};
+
+// Subword sampling (Kudo 2018) for one epoch of training. Which pairs load() keeps is decided on the best
+// segmentation, so every epoch holds the same pairs; each kept side is then segmented anew by
+// SpmTokenizer::sample_encode_ids, keyed on (seed, epoch, corpus, line number, side) through Philox, so
+// an epoch's segmentation is the same on any thread count and after a resume. A sample longer than
+// max_len pieces falls back to the best segmentation.
+struct SubwordSampling {
+  float alpha = 0;  // 0: off
+  int nbest = -1;   // sample from the n best (-1: from all), as SentencePiece's nbest_size
+  uint64_t seed = 0, epoch = 0;
+  uint32_t corpus = 0;  // which of a run's corpora (0, 1, ...): each draws its own samples
+  bool on() const { return alpha > 0; }
 };
 
 // What load() read and kept; every dropped pair is counted in exactly one dropped_* field.
@@ -34,8 +48,11 @@ class ParallelCorpus {
   // `threads` threads (the result does not depend on the thread count), then filters: a side with no
   // pieces -> dropped_empty, more than max_len pieces on a side -> dropped_long, length ratio above
   // max_len_ratio (when > 0) -> dropped_ratio. Reads in chunks, so raw text is never all in memory.
+  // With `sampling` on, the stored segmentation is its sample (the statistics count it). `cancel`, when
+  // set, stops the loading after the chunk in hand (the result is then incomplete; the caller drops it).
   static ParallelCorpus load(const std::string& src_path, const std::string& tgt_path, const SpmTokenizer& src_spm,
-                             const SpmTokenizer& tgt_spm, const CorpusFilter& filter, int threads);
+                             const SpmTokenizer& tgt_spm, const CorpusFilter& filter, int threads,
+                             const SubwordSampling& sampling = {}, const std::atomic<bool>* cancel = nullptr);
   // A corpus from ids already in the stored form (tests, synthetic data). Throws tt::Error if the two sides
   // have different sizes.
   static ParallelCorpus from_ids(const std::vector<std::vector<int32_t>>& src,

@@ -6,10 +6,18 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <random>
 
 #include "data/spm_status.h"
 #include "util/error.h"
 #include "util/file_kind.h"
+
+// SentencePiece draws every sample from this per-thread generator (util.h in its sources, exported by
+// the library but not declared in its public header). Reseeding it before one line is the only way to
+// make that line's sample independent of what the thread sampled before.
+namespace sentencepiece::random {
+std::mt19937* GetRandomGenerator();
+}
 
 namespace tt::data {
 
@@ -92,6 +100,12 @@ std::vector<std::string> SpmTokenizer::encode_pieces(std::string_view text) cons
 void SpmTokenizer::sample_encode_ids(std::string_view text, int nbest_size, float alpha,
                                      std::vector<int>& out) const {
   check_status(processor_->SampleEncode(text, nbest_size, alpha, &out), "SentencePiece sampling");
+}
+
+void SpmTokenizer::sample_encode_ids(std::string_view text, int nbest_size, float alpha, uint32_t key,
+                                     std::vector<int>& out) const {
+  sentencepiece::random::GetRandomGenerator()->seed(key);
+  sample_encode_ids(text, nbest_size, alpha, out);
 }
 
 void SpmTokenizer::sample_encode_pieces(std::string_view text, int nbest_size, float alpha,

@@ -45,6 +45,10 @@ class SpmTokenizer {
   void sample_encode_ids(std::string_view text, int nbest_size, float alpha, std::vector<int>& out) const;
   void sample_encode_pieces(std::string_view text, int nbest_size, float alpha,
                             std::vector<std::string>& out) const;
+  // The same, drawn from a generator started at `key`: the segmentation is a pure function of (text,
+  // nbest_size, alpha, key) on any thread, so a training run can key each line's sample and resume exactly.
+  void sample_encode_ids(std::string_view text, int nbest_size, float alpha, uint32_t key,
+                         std::vector<int>& out) const;
   // The n best segmentations, best first (unigram models only).
   std::vector<std::vector<int>> nbest_encode_ids(std::string_view text, int n) const;
   std::vector<std::vector<std::string>> nbest_encode_pieces(std::string_view text, int n) const;

@@ -51,7 +51,7 @@ TT_HOST_DEVICE inline float philox_uniform(uint64_t seed, uint64_t stream, uint6
 }
 
 // Stream ids: one per (purpose, step, site) so that masks never repeat across steps or layers.
-enum class RngPurpose : uint64_t { init = 1, shuffle = 2, dropout = 3, sampling = 4, decoding = 5 };
+enum class RngPurpose : uint64_t { init = 1, shuffle = 2, dropout = 3, sampling = 4, decoding = 5, segmentation = 6 };
 
 TT_HOST_DEVICE inline uint64_t rng_stream(RngPurpose purpose, uint64_t step, uint32_t site) {
   return (static_cast<uint64_t>(purpose) << 60) ^ (step << 20) ^ site;

@@ -124,6 +124,70 @@ TEST_CASE("the result does not depend on the thread count, across chunks", "[dat
   CHECK(one.stats().tgt_tokens == four.stats().tgt_tokens);
 }
 
+namespace {
+
+bool same_ids(const ParallelCorpus& a, const ParallelCorpus& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (vec(a.source(i)) != vec(b.source(i)) || vec(a.target(i)) != vec(b.target(i))) return false;
+  return true;
+}
+
+std::vector<int> without_eos(std::span<const int32_t> s) { return {s.begin(), s.end() - 1}; }
+
+}  // namespace
+
+TEST_CASE("subword sampling keeps the best segmentation's pairs and keys each line's sample", "[data][corpus]") {
+  TmpDir dir;
+  BigCorpus big(dir, 5000);  // more than one chunk of lines
+  CorpusFilter filter;
+  filter.max_len = 24;
+  tt::data::SubwordSampling sampling;
+  sampling.alpha = 0.1f;
+  sampling.seed = 9;
+  sampling.epoch = 2;
+  auto sampled = [&](const tt::data::SubwordSampling& s, const CorpusFilter& f, int threads) {
+    return ParallelCorpus::load(big.en_path, big.de_path, model(), model(), f, threads, s);
+  };
+  const ParallelCorpus best = load(big.en_path, big.de_path, filter);
+  const ParallelCorpus one = sampled(sampling, filter, 1);
+  REQUIRE(best.size() > 1000);
+  REQUIRE(best.stats().dropped_long > 0);
+  // The same pairs: counts, and the same text under other pieces, every side within max_len.
+  CHECK(one.size() == best.size());
+  CHECK(one.stats().dropped_long == best.stats().dropped_long);
+  size_t differ = 0, within = 0;
+  for (size_t i = 0; i < best.size(); ++i) {
+    CHECK(model().decode_ids(without_eos(one.source(i))) == model().decode_ids(without_eos(best.source(i))));
+    const auto t = one.target(i), b = best.target(i);
+    CHECK(model().decode_ids({t.begin(), t.end()}) == model().decode_ids({b.begin(), b.end()}));
+    differ += vec(one.source(i)) != vec(best.source(i)) || vec(t) != vec(b);
+    within += one.source_length(i) <= filter.max_len + 1 && one.target_length(i) <= filter.max_len;
+  }
+  CHECK(differ > best.size() / 4);  // a 200-piece vocabulary: many words have one segmentation
+  CHECK(within == best.size());
+  // Without the limit, some of those pairs sample a side past 24 pieces: above, they fell back to the best.
+  CorpusFilter wide;
+  wide.max_len = 1000;
+  const ParallelCorpus best_wide = load(big.en_path, big.de_path, wide), one_wide = sampled(sampling, wide, 1);
+  size_t fell_back = 0;
+  for (size_t i = 0; i < best_wide.size(); ++i) {
+    const bool kept = best_wide.source_length(i) <= 25 && best_wide.target_length(i) <= 24;
+    fell_back += kept && (one_wide.source_length(i) > 25 || one_wide.target_length(i) > 24);
+  }
+  CHECK(fell_back > 0);
+  // One key, one segmentation, on any thread count; another epoch, seed or corpus, other samples.
+  CHECK(same_ids(one, sampled(sampling, filter, 4)));
+  for (int change = 0; change < 3; ++change) {
+    INFO("change " << change);
+    tt::data::SubwordSampling other = sampling;
+    if (change == 0) other.epoch = 3;
+    if (change == 1) other.seed = 10;
+    if (change == 2) other.corpus = 1;
+    CHECK_FALSE(same_ids(one, sampled(other, filter, 2)));
+  }
+}
+
 TEST_CASE("filters drop empty, over-long and extreme-ratio pairs and count each", "[data][corpus]") {
   TmpDir dir;
   const std::string long_line = "A man in a blue shirt is standing on a ladder while two dogs are running through "

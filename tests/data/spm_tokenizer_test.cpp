@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <set>
+#include <thread>
 
 #include "data/spm_fixture.h"
 #include "support/tmp_dir.h"
@@ -74,6 +76,32 @@ TEST_CASE("sampling and n-best give valid segmentations of the same text", "[dat
   CHECK(nbest[0] == tok.encode_pieces(text));
   CHECK(nbest[1] != nbest[0]);
   for (const auto& hyp : nbest) CHECK(tok.decode_pieces(hyp) == text);
+}
+
+TEST_CASE("keyed sampling: one key gives one segmentation on any thread, keys differ", "[data]") {
+  TmpDir dir;
+  auto tok = SpmTokenizer::load(tt::test::train_fixture_model(dir));
+  const std::string text = "A woman is playing football in the garden.";
+  std::vector<std::vector<int>> by_key(16);
+  std::vector<int> other;
+  for (uint32_t key = 0; key < by_key.size(); ++key) {
+    tok.sample_encode_ids(text, -1, 0.5f, key, by_key[key]);
+    CHECK(tok.decode_ids(by_key[key]) == text);
+    tok.sample_encode_ids("The dogs are swimming.", -1, 0.5f, other);  // moves the thread's generator on
+  }
+  // Again, in reverse order, on another thread: the same segmentation for every key.
+  std::thread([&] {
+    std::vector<int> again;
+    for (uint32_t key = by_key.size(); key-- > 0;) {
+      tok.sample_encode_ids(text, -1, 0.5f, key, again);
+      CHECK(again == by_key[key]);
+    }
+  }).join();
+  std::set<std::vector<int>> distinct(by_key.begin(), by_key.end());
+  CHECK(distinct.size() >= 3);
+  // n-best 1 draws from the best segmentation alone.
+  tok.sample_encode_ids(text, 1, 0.5f, 7, other);
+  CHECK(other == tok.encode_ids(text));
 }
 
 TEST_CASE("an id out of range is an error that names the model, not a crash", "[data]") {
