@@ -79,6 +79,12 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--corpus-weights", rc.data.corpus_weights,
                  "One weight per --train corpus: each epoch draws its pairs in proportion (default: each pair once)")
       ->group(d);
+  app.add_option("--spm-alpha", rc.data.spm_alpha,
+                 "Subword sampling: segment the training text anew each epoch with SentencePiece's sampling "
+                 "(unigram smoothing, BPE dropout; 0: off)")
+      ->group(d);
+  app.add_option("--spm-nbest", rc.data.spm_nbest, "With --spm-alpha: sample from the N best segmentations (-1: all)")
+      ->group(d);
   app.add_option("--valid", f.valid, "Validation corpus: SRC TGT")->expected(2)->group(d);
   auto* spm = app.add_option("--spm", f.spm, "Joint SentencePiece model (source and target)")->group(d);
   auto* src_spm = app.add_option("--src-spm", f.src_spm, "Source SentencePiece model (separate vocabularies)")->group(d);
@@ -173,6 +179,7 @@ void check_request(const Flags& f) {
   if (corpus_run && f.synthetic_steps > 0) usage("--synthetic-steps and --train/--resume exclude each other");
   if (f.train.size() % 2 != 0) usage("--train takes two files each time: SRC TGT");
   if (f.synthetic_steps > 0 && f.run.trainer.ema_decay > 0) usage("--ema-decay averages a corpus run's weights, not --synthetic-steps");
+  if (f.synthetic_steps > 0 && f.run.data.spm_alpha > 0) usage("--spm-alpha samples a corpus's segmentation, not --synthetic-steps");
   if (!f.train.empty() && f.resume.empty()) {
     if (f.output.empty()) usage("--train needs -o RUN, the run directory");
     if (f.spm.empty() && (f.src_spm.empty() || f.tgt_spm.empty()) && f.init.empty())

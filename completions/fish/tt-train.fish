@@ -33,6 +33,8 @@ complete -c tt-train -l init -x -a '(__fish_complete_directories)' -d 'Start fro
 complete -c tt-train -s o -l output -x -a '(__fish_complete_directories)' -d 'Run directory (corpus) or model directory (synthetic)'
 complete -c tt-train -l train -r -F -d 'Training corpus SRC TGT (repeatable)'
 complete -c tt-train -l corpus-weights -x -d 'One weight per --train corpus'
+complete -c tt-train -l spm-alpha -x -d 'Subword sampling: segment the training text anew each epoch (0: off)'
+complete -c tt-train -l spm-nbest -x -d 'With --spm-alpha: sample from the N best segmentations (-1: all)'
 complete -c tt-train -l ema-decay -x -d 'Moving average of the weights, decay D (0: off)'
 complete -c tt-train -l valid -r -F -d 'Validation corpus SRC TGT'
 complete -c tt-train -l spm -r -F -d 'Joint SentencePiece model'

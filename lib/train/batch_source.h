@@ -23,8 +23,9 @@ class BatchSource {
 // The token-batched corpus (train/batcher.h): epochs, per-epoch shuffle, seek.
 class CorpusBatches : public BatchSource {
  public:
-  CorpusBatches(const data::ParallelCorpus& corpus, const BatcherOptions& options, CorpusMix mix = {})
-      : batcher_(corpus, options, std::move(mix)) {}
+  CorpusBatches(const data::ParallelCorpus& corpus, const BatcherOptions& options, CorpusMix mix = {},
+                EpochCorpora* epochs = nullptr)
+      : batcher_(corpus, options, std::move(mix), epochs) {}
   nn::Batch next() override { return batcher_.next(); }
   BatchPosition position() const override { return batcher_.position(); }
   void seek(BatchPosition position) override { batcher_.seek(position); }

@@ -126,34 +126,30 @@ std::vector<int64_t> drawn_per_epoch(const CorpusMix& mix) {
   return drawn;
 }
 
-Batcher::Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& options, CorpusMix mix)
-    : corpus_(corpus), options_(options), mix_(std::move(mix)) {
+Batcher::Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& options, CorpusMix mix,
+                 EpochCorpora* epochs)
+    : corpus_(&corpus), options_(options), mix_(std::move(mix)), epochs_(epochs) {
   check_options(options_);
-  const int64_t n = static_cast<int64_t>(corpus_.size());
+  const int64_t n = static_cast<int64_t>(corpus.size());
   if (n == 0) {
     throw Error("cannot make training batches from an empty corpus",
                 "the files are empty or the length filters dropped every pair; check the corpus statistics");
   }
-  std::vector<int64_t> pairs;
-  if (mix_.empty()) {
-    pairs.resize(static_cast<size_t>(n));
-    std::iota(pairs.begin(), pairs.end(), int64_t{0});
-  } else {
+  if (!mix_.empty()) {
     int64_t end = 0;
     for (const CorpusShare& c : mix_) end = std::max(end, c.begin + c.size);
     if (end > n) throw InternalError("corpus mix beyond the corpus");
     int64_t drawn = 0;
     for (int64_t d : drawn_per_epoch(mix_)) drawn += d;
     if (drawn == 0) throw ConfigError(option_ref("corpus_weights") + ": the weights draw no pair from the corpora");
-    pairs = draw(0);
   }
-  oversize_pairs_ = plan(std::move(pairs));
+  oversize_pairs_ = plan(pairs_of(0));
   for (size_t b = 0; b + 1 < batch_begin_.size(); ++b) {
     int64_t S = 0, T = 0, sum_s = 0, sum_t = 0;
     const int64_t B = batch_begin_[b + 1] - batch_begin_[b];
     for (int64_t k = batch_begin_[b]; k < batch_begin_[b + 1]; ++k) {
-      const int64_t s = source_slots(corpus_, sorted_[static_cast<size_t>(k)]);
-      const int64_t t = target_slots(corpus_, sorted_[static_cast<size_t>(k)]);
+      const int64_t s = source_slots(corpus, sorted_[static_cast<size_t>(k)]);
+      const int64_t t = target_slots(corpus, sorted_[static_cast<size_t>(k)]);
       S = std::max(S, s);
       T = std::max(T, t);
       sum_s += s;
@@ -162,6 +158,13 @@ Batcher::Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& optio
     padded_slots_ += B * S - sum_s + B * T - sum_t;
     all_slots_ += B * S + B * T;
   }
+}
+
+std::vector<int64_t> Batcher::pairs_of(int64_t epoch) const {
+  if (!mix_.empty()) return draw(epoch);
+  std::vector<int64_t> pairs(corpus_->size());
+  std::iota(pairs.begin(), pairs.end(), int64_t{0});
+  return pairs;
 }
 
 std::vector<int64_t> Batcher::draw(int64_t epoch) const {
@@ -187,20 +190,21 @@ std::vector<int64_t> Batcher::draw(int64_t epoch) const {
 }
 
 int64_t Batcher::plan(std::vector<int64_t> pairs) {
+  const data::ParallelCorpus& corpus = *corpus_;
   sorted_ = std::move(pairs);
   std::sort(sorted_.begin(), sorted_.end(), [&](int64_t a, int64_t b) {
-    const int64_t ta = target_slots(corpus_, a), tb = target_slots(corpus_, b);
+    const int64_t ta = target_slots(corpus, a), tb = target_slots(corpus, b);
     if (ta != tb) return ta < tb;
-    const int64_t sa = source_slots(corpus_, a), sb = source_slots(corpus_, b);
+    const int64_t sa = source_slots(corpus, a), sb = source_slots(corpus, b);
     if (sa != sb) return sa < sb;
     return a < b;
   });
   int64_t oversize = 0;
-  batch_begin_ = cut_batches(oversize, corpus_, sorted_, options_.batch_tokens);
+  batch_begin_ = cut_batches(oversize, corpus, sorted_, options_.batch_tokens);
   group_begin_.clear();
   for (size_t k = 0; k < sorted_.size(); ++k) {
-    if (k == 0 || source_slots(corpus_, sorted_[k]) != source_slots(corpus_, sorted_[k - 1]) ||
-        target_slots(corpus_, sorted_[k]) != target_slots(corpus_, sorted_[k - 1])) {
+    if (k == 0 || source_slots(corpus, sorted_[k]) != source_slots(corpus, sorted_[k - 1]) ||
+        target_slots(corpus, sorted_[k]) != target_slots(corpus, sorted_[k - 1])) {
       group_begin_.push_back(static_cast<int64_t>(k));
     }
   }
@@ -210,7 +214,14 @@ int64_t Batcher::plan(std::vector<int64_t> pairs) {
 
 void Batcher::prepare_epoch(int64_t epoch) {
   const uint64_t e = static_cast<uint64_t>(epoch);
-  if (!mix_.empty()) plan(draw(epoch));
+  if (epochs_) {
+    const size_t pairs = corpus_->size();
+    corpus_ = &epochs_->at(epoch);
+    if (corpus_->size() != pairs)
+      throw InternalError("epoch " + std::to_string(epoch) + "'s corpus has " + std::to_string(corpus_->size()) +
+                          " pairs, not " + std::to_string(pairs));
+  }
+  if (plans_each_epoch()) plan(pairs_of(epoch));
   plan_ = sorted_;
   uint64_t counter = 0;
   const uint64_t exchange_stream = util::rng_stream(util::RngPurpose::shuffle, e, pair_exchange_site);
@@ -229,19 +240,19 @@ void Batcher::prepare_epoch(int64_t epoch) {
 nn::Batch Batcher::next() {
   if (prepared_epoch_ != position_.epoch) prepare_epoch(position_.epoch);
   const int64_t b = batch_order_[static_cast<size_t>(position_.index)];
-  nn::Batch batch = make_batch(corpus_, plan_.data() + batch_begin_[static_cast<size_t>(b)],
+  nn::Batch batch = make_batch(*corpus_, plan_.data() + batch_begin_[static_cast<size_t>(b)],
                                batch_begin_[static_cast<size_t>(b) + 1] - batch_begin_[static_cast<size_t>(b)],
                                options_);
   if (++position_.index == batches_per_epoch()) {
     ++position_.epoch;
     position_.index = 0;
-    if (!mix_.empty()) prepare_epoch(position_.epoch);  // batches_per_epoch() is the new epoch's
+    if (plans_each_epoch()) prepare_epoch(position_.epoch);  // batches_per_epoch() is the new epoch's
   }
   return batch;
 }
 
 void Batcher::seek(BatchPosition position) {
-  if (!mix_.empty() && position.epoch >= 0 && prepared_epoch_ != position.epoch) prepare_epoch(position.epoch);
+  if (plans_each_epoch() && position.epoch >= 0 && prepared_epoch_ != position.epoch) prepare_epoch(position.epoch);
   if (position.epoch < 0 || position.index < 0 || position.index >= batches_per_epoch()) {
     throw Error("cannot resume the batch order at epoch " + std::to_string(position.epoch) + ", batch " +
                     std::to_string(position.index) + ": an epoch has " + std::to_string(batches_per_epoch()) +

@@ -16,6 +16,9 @@
 // weights' sum): whole passes over it, then a random choice of the rest without repeats (stream site
 // 2 + k). The drawn pairs are planned as above, anew each epoch, so batches_per_epoch() may change from
 // one epoch to the next; all of it a pure function of (seed, epoch).
+//
+// Subword sampling (EpochCorpora; tt-train --spm-alpha): each epoch's pairs are the same, segmented anew,
+// so their lengths change; every epoch is planned on its own corpus, as a mix is.
 #pragma once
 
 #include <cstdint>
@@ -50,14 +53,27 @@ void check_corpus_weights(const std::vector<double>& weights);
 // The pairs corpus k gives each epoch: round(total * w_k / sum of the weights) (weights checked).
 std::vector<int64_t> drawn_per_epoch(const CorpusMix& mix);
 
+// Each epoch's corpus when the segmentation is sampled anew every epoch (train/sampled_epochs.h): the same
+// pairs in the same order, other lengths.
+class EpochCorpora {
+ public:
+  virtual ~EpochCorpora() = default;
+  // Epoch `epoch`'s corpus, valid until the next call.
+  virtual const data::ParallelCorpus& at(int64_t epoch) = 0;
+};
+
 class Batcher {
  public:
   // Keeps a reference to `corpus`. Throws tt::ConfigError for batch_tokens < 1 and tt::Error for an empty
   // corpus. mix: empty, or the corpora `corpus` concatenates, in order (tt::ConfigError for a weight
-  // that is negative, not finite, or a mix that draws nothing).
-  Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& options, CorpusMix mix = {});
+  // that is negative, not finite, or a mix that draws nothing). epochs: when set, each epoch's batches
+  // come from epochs->at(epoch), whose pairs must be `corpus`'s (then `corpus`, the best segmentation,
+  // only gives the statistics below).
+  Batcher(const data::ParallelCorpus& corpus, const BatcherOptions& options, CorpusMix mix = {},
+          EpochCorpora* epochs = nullptr);
 
-  // This epoch's (the position's) batches.
+  // This epoch's (the position's) batches; with sampled segmentations, before the first next() or seek(),
+  // those of `corpus`.
   int64_t batches_per_epoch() const { return static_cast<int64_t>(batch_begin_.size()) - 1; }
   // The batch at position(), then advance (after an epoch's last batch: the next epoch, reshuffled).
   nn::Batch next();
@@ -67,7 +83,7 @@ class Batcher {
   void seek(BatchPosition position);
 
   // Padded slots / all slots (source + target, target counted once) over one epoch's batches (a mix:
-  // the first epoch's).
+  // the first epoch's; sampled segmentations: those of `corpus`).
   double padding_fraction() const;
   // Pairs that exceed batch_tokens on their own (each is a batch of one).
   int64_t oversize_pairs() const { return oversize_pairs_; }
@@ -78,15 +94,18 @@ class Batcher {
   static std::vector<nn::Batch> in_order(const data::ParallelCorpus& corpus, const BatcherOptions& options);
 
  private:
+  bool plans_each_epoch() const { return !mix_.empty() || epochs_ != nullptr; }
+  std::vector<int64_t> pairs_of(int64_t epoch) const;  // the epoch's pairs, before planning
   void prepare_epoch(int64_t epoch);
   // sorted_, batch_begin_ and group_begin_ for these pairs (indices into the corpus, repeats allowed);
   // returns the pairs over the bound on their own.
   int64_t plan(std::vector<int64_t> pairs);
   std::vector<int64_t> draw(int64_t epoch) const;  // a mix's pairs of one epoch
 
-  const data::ParallelCorpus& corpus_;
+  const data::ParallelCorpus* corpus_;  // this epoch's
   BatcherOptions options_;
   CorpusMix mix_;
+  EpochCorpora* epochs_;
   std::vector<int64_t> sorted_;       // pair indices by (target length, source length, index)
   std::vector<int64_t> batch_begin_;  // batch b is plan positions [batch_begin_[b], batch_begin_[b + 1])
   std::vector<int64_t> group_begin_;  // runs of `sorted_` with identical (source, target) lengths

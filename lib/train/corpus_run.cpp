@@ -45,6 +45,16 @@ void check_run_config(const RunConfig& o, const nn::ModelConfig& model) {
                         "give one weight per " + option_ref("train") + ", in the same order");
     check_corpus_weights(o.data.corpus_weights);
   }
+  const float alpha = o.data.spm_alpha;
+  if (!(alpha >= 0 && alpha <= 1))
+    throw ConfigError(option_ref("spm_alpha") + " must be between 0 (off) and 1, got " + std::to_string(alpha),
+                      "SentencePiece's smoothing for a unigram model (0.1 to 0.5 are usual), the dropout "
+                      "probability for a BPE model");
+  if (o.data.spm_nbest != -1 && o.data.spm_nbest < 2)
+    throw ConfigError(option_ref("spm_nbest") + " must be -1 (sample from every segmentation) or at least 2, got " +
+                      std::to_string(o.data.spm_nbest) + ", which would not sample");
+  if (o.data.spm_nbest != -1 && alpha == 0)
+    throw ConfigError(option_ref("spm_nbest") + " needs " + option_ref("spm_alpha") + " (sampling is off without it)");
   check_trainer_options(o.trainer);
   if (model.d_model > 0) LrSchedule(model.d_model, o.trainer.schedule);  // checks the schedule's options
 }
@@ -160,6 +170,7 @@ void CorpusRun::set_up_vocabulary(const CorpusRunSpec& spec) {
 void CorpusRun::set_up_data() {
   const DataOptions& d = options_.data;
   corpus_.emplace(data::ParallelCorpus::load(d.train_src, d.train_tgt, *src_spm_, *tgt_spm_, d.filter, threads_));
+  std::vector<SampledCorpus> files{{d.train_src, d.train_tgt, corpus_->stats().kept}};
   CorpusMix mix;
   if (!d.train_more.empty() || !d.corpus_weights.empty()) {  // several corpora: one after the other
     auto weight = [&](size_t k) { return d.corpus_weights.empty() ? 1.0 : d.corpus_weights[k]; };
@@ -169,6 +180,7 @@ void CorpusRun::set_up_data() {
       const data::ParallelCorpus more = data::ParallelCorpus::load(d.train_more[i], d.train_more[i + 1], *src_spm_,
                                                                    *tgt_spm_, d.filter, threads_);
       corpora_.push_back({d.train_more[i], d.train_more[i + 1], more.stats(), weight(corpora_.size()), 0});
+      files.push_back({d.train_more[i], d.train_more[i + 1], more.stats().kept});
       mix.push_back({static_cast<int64_t>(corpus_->size()), static_cast<int64_t>(more.size()), corpora_.back().weight});
       corpus_->append(more);
     }
@@ -183,7 +195,14 @@ void CorpusRun::set_up_data() {
   batching.pad_id = config_.pad_id;
   batching.bos_id = config_.bos_id;
   batching.eos_id = config_.eos_id;
-  batches_ = std::make_unique<CorpusBatches>(*corpus_, batching, std::move(mix));
+  if (d.spm_alpha > 0) {
+    data::SubwordSampling sampling;
+    sampling.alpha = d.spm_alpha;
+    sampling.nbest = d.spm_nbest;
+    sampling.seed = options_.trainer.seed;
+    sampled_ = std::make_unique<SampledEpochs>(std::move(files), *src_spm_, *tgt_spm_, d.filter, sampling, threads_);
+  }
+  batches_ = std::make_unique<CorpusBatches>(*corpus_, batching, std::move(mix), sampled_.get());
   if (d.valid_src.empty() || !comm_.is_root()) return;  // only rank 0 validates
   data::CorpusFilter valid_filter;  // keep what the model can take; only empty pairs go
   valid_filter.max_len = config_.max_positions - 1;
@@ -264,6 +283,13 @@ std::vector<std::string> CorpusRun::summary() const {
                 static_cast<long long>(options_.data.batch_tokens), oversize.c_str(),
                 100 * batches_->batcher().padding_fraction());
   lines.push_back(line);
+  if (sampled_) {
+    const int nbest = options_.data.spm_nbest;
+    std::snprintf(line, sizeof line, "subword sampling: alpha %g over %s, each epoch segmented anew (the counts "
+                  "above are the best segmentation's)", static_cast<double>(options_.data.spm_alpha),
+                  nbest < 0 ? "all segmentations" : ("the " + std::to_string(nbest) + " best").c_str());
+    lines.push_back(line);
+  }
   if (!resume_from_.empty()) lines.push_back("resuming " + resume_from_ + " at step " + std::to_string(state_.step));
   if (!init_dir_.empty()) lines.push_back("starting from the weights of " + init_dir_ + " (fresh optimizer and schedule)");
   lines.push_back("writing " + run_dir_ + " (log " + log_path_ + ")");

@@ -29,6 +29,7 @@
 #include "train/run_lock.h"
 #include "train/run_log.h"
 #include "train/run_vocab.h"
+#include "train/sampled_epochs.h"
 #include "train/trainer.h"
 #include "train/training_run.h"
 #include "train/validator.h"
@@ -103,6 +104,7 @@ class CorpusRun {
     int64_t drawn = 0;
   };
   std::vector<Corpus> corpora_;
+  std::unique_ptr<SampledEpochs> sampled_;  // subword sampling: each epoch's corpus (before batches_, which reads it)
   std::unique_ptr<CorpusBatches> batches_;
   std::optional<Validator> validator_;
   std::unique_ptr<nn::Transformer> model_;

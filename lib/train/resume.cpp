@@ -12,7 +12,8 @@ namespace tt::train {
 const std::vector<RunOption>& run_options() {
   static const std::vector<RunOption> options = {
       {"train", {"train_src", "train_tgt", "train_more"}, true},  {"corpus_weights", {"corpus_weights"}, true},
-      {"spm", {"source_spm", "target_spm"}, true},
+      {"spm", {"source_spm", "target_spm"}, true},  {"spm_alpha", {"spm_alpha"}, true},
+      {"spm_nbest", {"spm_nbest"}, true},
       {"src_spm", {"source_spm"}, true},            {"tgt_spm", {"target_spm"}, true},
       {"max_len", {"max_len"}, true},               {"max_len_ratio", {"max_len_ratio"}, true},
       {"batch_tokens", {"batch_tokens"}, true},     {"accum", {"accum"}, true},

@@ -28,6 +28,8 @@ void for_each_field(Config& c, Field&& field) {
   field("train_tgt", d.train_tgt);
   field("train_more", d.train_more);
   field("corpus_weights", d.corpus_weights);
+  field("spm_alpha", d.spm_alpha);
+  field("spm_nbest", d.spm_nbest);
   field("valid_src", d.valid_src);
   field("valid_tgt", d.valid_tgt);
   field("source_spm", d.source_spm);

@@ -22,6 +22,10 @@ struct DataOptions {
   // One weight per corpus (the first, then train_more's): each epoch draws pairs from corpus k in
   // proportion to its weight (train/batcher.h); empty: every pair once per epoch.
   std::vector<double> corpus_weights;
+  // Subword sampling (data::SubwordSampling): each epoch segments the training text anew with
+  // SentencePiece's sampling; alpha 0 is off. Validation and translation use the best segmentation.
+  float spm_alpha = 0;
+  int spm_nbest = -1;
   std::string valid_src, valid_tgt;  // empty: no validation
   std::string source_spm, target_spm;
   data::CorpusFilter filter;

@@ -375,3 +375,54 @@ TEST_CASE("a mix of one corpus with weight 1 plans as no mix would (one pair onc
   CHECK(a == b);
   CHECK(a.size() == 120);
 }
+
+namespace {
+
+// Stands in for subword sampling: epoch e's corpus is corpora[e % 2], the same pairs with other lengths.
+struct AlternatingCorpora : tt::train::EpochCorpora {
+  std::vector<ParallelCorpus> corpora{random_corpus(300, 25, 2), random_corpus(300, 30, 3)};
+  std::vector<int64_t> asked;
+  const ParallelCorpus& at(int64_t epoch) override {
+    asked.push_back(epoch);
+    return corpora[static_cast<size_t>(epoch % 2)];
+  }
+};
+
+}  // namespace
+
+TEST_CASE("segmentations sampled per epoch: each epoch is planned on its own lengths, resumable", "[train][batcher]") {
+  const ParallelCorpus best = random_corpus(300, 25, 1);
+  BatcherOptions o;
+  o.batch_tokens = 90;
+  o.seed = 4;
+  AlternatingCorpora epochs;
+  Batcher batcher(best, o, {}, &epochs);
+  CHECK(batcher.padding_fraction() == Batcher(best, o).padding_fraction());  // the statistics: the best's
+  for (int64_t epoch = 0; epoch < 4; ++epoch) {
+    INFO("epoch " << epoch);
+    const ParallelCorpus& corpus = epochs.corpora[static_cast<size_t>(epoch % 2)];
+    std::vector<int> seen(300, 0);
+    for (int64_t k = 0; batcher.position().epoch == epoch; ++k) {
+      const Batch b = batcher.next();
+      if (k == 0) CHECK(batcher.batches_per_epoch() == Batcher(corpus, o).batches_per_epoch());
+      check_layout(b, corpus, o);  // the rows hold this epoch's segmentation
+      CHECK(static_cast<int64_t>(b.B) * b.S <= o.batch_tokens);
+      CHECK(static_cast<int64_t>(b.B) * b.T <= o.batch_tokens);
+      for (int p : pairs_of(b)) ++seen[static_cast<size_t>(p)];
+    }
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  }
+  CHECK(epochs.asked == std::vector<int64_t>{0, 1, 2, 3, 4});  // each epoch once, in order
+  // Seeking mid-epoch continues exactly as going on does, asking only for the epochs it needs.
+  AlternatingCorpora straight_epochs, resumed_epochs;
+  Batcher straight(best, o, {}, &straight_epochs);
+  while (straight.position().epoch == 0) straight.next();
+  take(straight, 7);
+  const BatchPosition saved = straight.position();
+  REQUIRE(saved == BatchPosition{1, 7});
+  const auto expected = take(straight, 40);
+  Batcher resumed(best, o, {}, &resumed_epochs);
+  resumed.seek(saved);
+  CHECK(resumed_epochs.asked.front() == saved.epoch);
+  CHECK(take(resumed, 40) == expected);
+}

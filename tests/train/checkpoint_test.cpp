@@ -186,6 +186,8 @@ TEST_CASE("run options round-trip through JSON, floats written as people write t
   c.data.train_src = "/data/train.en";
   c.data.train_more = {"/data/news.en", "/data/news.de"};
   c.data.corpus_weights = {1, 4};
+  c.data.spm_alpha = 0.1f;
+  c.data.spm_nbest = 64;
   c.data.filter.max_len = 100;
   c.data.filter.max_len_ratio = 1.5;
   c.data.batch_tokens = 2048;
@@ -203,7 +205,8 @@ TEST_CASE("run options round-trip through JSON, floats written as people write t
   CHECK(j["adam_betas"].dump() == "[0.9,0.98]");
   CHECK(j["weight_decay"].dump() == "0.01");
   CHECK(j["lr_schedule"] == "inverse-sqrt");
-  CHECK(j.size() == 33);  // every option once; every key a resumed run compares or takes is there
+  CHECK(j["spm_alpha"].dump() == "0.1");
+  CHECK(j.size() == 35);  // every option once; every key a resumed run compares or takes is there
   for (const auto& option : tt::train::run_options())
     for (const auto& key : option.keys) CHECK(j.contains(key));
   const auto back = tt::train::run_config_from_json(j, "trainer.json");
@@ -212,14 +215,17 @@ TEST_CASE("run options round-trip through JSON, floats written as people write t
   CHECK(back.trainer.schedule.kind == tt::train::LrScheduleKind::inverse_sqrt);
   CHECK(back.run.keep_last == 3);
   CHECK(back.data.train_more == c.data.train_more);
+  CHECK(back.data.spm_alpha == 0.1f);
+  CHECK(back.data.spm_nbest == 64);
   CHECK(back.data.corpus_weights == std::vector<double>{1, 4});
-  // A run from before several corpora (no train_more, no corpus_weights): one corpus, no weights.
+  // A run from before several corpora and subword sampling: one corpus, no weights, no sampling.
   nlohmann::json old = j;
-  old.erase("train_more");
-  old.erase("corpus_weights");
+  for (const char* key : {"train_more", "corpus_weights", "spm_alpha", "spm_nbest"}) old.erase(key);
   const auto before = tt::train::run_config_from_json(old, "trainer.json");
   CHECK(before.data.train_more.empty());
   CHECK(before.data.corpus_weights.empty());
+  CHECK(before.data.spm_alpha == 0);
+  CHECK(before.data.spm_nbest == -1);
   CHECK_THROWS_WITH(tt::train::run_config_from_json({{"accum", "two"}}, "x/trainer.json"),
                     Catch::Contains("x/trainer.json") && Catch::Contains("'accum'"));
   CHECK_THROWS_WITH(tt::train::run_config_from_json({{"lr_schedule", "cosine"}}, "t.json"), Catch::Contains("cosine"));

@@ -266,6 +266,32 @@ TEST_CASE("tt-train --ema-decay: checkpoints hold the average and the weights, r
   CHECK_THAT(r.err, Catch::Contains("--ema-decay differs"));
 }
 
+TEST_CASE("tt-train --spm-alpha: each epoch sampled anew, resumed bit for bit across epochs", "[tt-train][resume]") {
+  Fixture fx;
+  const std::string common = tiny_model + fx.data() + " --spm-alpha 0.2 -q";
+  straight_and_resumed(fx, common, 24);
+  const auto log = log_records(fx.run("a") + "/log.jsonl");
+  REQUIRE(log.back()["epoch"].get<double>() > 2);  // a resume mid-run, several epochs of samples
+  CHECK(read_file(fx.run("a") + "/last/model.safetensors") == read_file(fx.run("b") + "/last/model.safetensors"));
+  CHECK(log.front()["options"]["spm_alpha"] == 0.2);
+  CHECK(log.front()["options"]["spm_nbest"] == -1);
+  // Sampling changes what the model sees: the same run without it ends elsewhere.
+  auto plain = run_command(tool("tt-train") + tiny_model + fx.data() + " -q --max-steps 24 -o " + q(fx.run("plain")));
+  REQUIRE(plain.status == 0);
+  CHECK(read_file(fx.run("a") + "/last/model.safetensors") != read_file(fx.run("plain") + "/last/model.safetensors"));
+  // Refusals name the flag: out of range, an n-best that would not sample or has no alpha, a changed value.
+  for (const char* bad : {" --spm-alpha 1.5", " --spm-alpha -0.1", " --spm-alpha 0.1 --spm-nbest 1", " --spm-nbest 8"}) {
+    INFO(bad);
+    auto r = run_command(tool("tt-train") + tiny_model + fx.data() + bad + " --max-steps 1 -o " + q(fx.run("c")));
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains(std::string(bad).find("nbest") != std::string::npos ? "--spm-nbest" : "--spm-alpha"));
+    CHECK_FALSE(fs::exists(fx.run("c")));
+  }
+  auto r = run_command(tool("tt-train") + " --resume " + q(fx.run("b")) + " --max-steps 25 --spm-alpha 0.3");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("--spm-alpha differs"));
+}
+
 TEST_CASE("tt-train: Ctrl-C finishes the step, saves and exits 130, a second signal exits at once",
           "[tt-train][signals]") {
   Fixture fx;
