@@ -52,20 +52,15 @@ void check_trainer_options(const TrainerOptions& options) {
 double StepStats::ppl() const { return tokens ? std::exp(nll_sum / static_cast<double>(tokens)) : 0.0; }
 
 Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options)
-    : own_comm_(std::make_unique<dist::LocalCommunicator>()),
-      comm_(*own_comm_),
-      model_(model),
-      source_(source),
-      options_(options),
-      schedule_(model.config().d_model, options.schedule),
-      adam_(model.params(), options.adam),
-      arena_(model.backend()) {
-  check_trainer_options(options);
-  if (options.ema_decay > 0) average_.emplace(model.params(), options.ema_decay);
-}
+    : Trainer(model, source, options, std::make_unique<dist::LocalCommunicator>(), nullptr) {}
 
 Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options, dist::Communicator& comm)
-    : comm_(comm),
+    : Trainer(model, source, options, nullptr, &comm) {}
+
+Trainer::Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options,
+                 std::unique_ptr<dist::Communicator> own_comm, dist::Communicator* comm)
+    : own_comm_(std::move(own_comm)),
+      comm_(comm ? *comm : *own_comm_),
       model_(model),
       source_(source),
       options_(options),

@@ -81,6 +81,9 @@ class Trainer {
   int64_t batches_per_step() const { return static_cast<int64_t>(comm_.size()) * options_.accum; }
 
  private:
+  // The public constructors': `comm`, or (null) the LocalCommunicator `own_comm`, which the trainer keeps.
+  Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options,
+          std::unique_ptr<dist::Communicator> own_comm, dist::Communicator* comm);
   void all_reduce_grads();
 
   std::unique_ptr<dist::Communicator> own_comm_;  // the single-process constructor's LocalCommunicator
