@@ -30,6 +30,13 @@ struct StepKeys {
   tensor::Tensor cross_rows, cross_counts;  // [rows, S] memory rows (sentence * S + j), [rows] source lengths
 };
 
+// One decoder layer's caches.
+struct LayerCache {
+  tensor::Tensor self_k, self_v;    // [max_length, max_rows, D] time-major
+  tensor::Tensor cross_k, cross_v;  // [B, S, D] one per source sentence
+  int max_rows = 0, S = 0;
+};
+
 // Incremental decoding state. Rows are hypotheses; reorder() selects / duplicates rows (beam search).
 class DecodeState {
  public:
@@ -50,7 +57,7 @@ class DecodeState {
   int rows_ = 0, max_rows_ = 0, length_ = 0, max_length_ = 0, B_ = 0, S_ = 0;
   // Per decoder layer. self_k/self_v are time-major [max_length, max_rows, D]: step t of the row in slot s
   // is cache row t * max_rows + s. cross_k/cross_v are [B, S, D], one per source sentence.
-  std::vector<tensor::Tensor> self_k_, self_v_, cross_k_, cross_v_;
+  std::vector<LayerCache> caches_;
   // Host: per row, its sentence, and the slot of each of its positions ([max_rows, max_length]).
   std::vector<int32_t> sentence_, slots_, src_lengths_host_;  // src_lengths_host_: [B]
   std::vector<int32_t> host_rows_, host_counts_;              // upload staging

@@ -25,11 +25,7 @@ class DecoderLayer {
     ResidualSaved self_block, cross_block, ffn_block;
   };
   // Incremental decoding caches of this layer (see DecodeState).
-  struct Cache {
-    tensor::Tensor self_k, self_v;    // [max_length, max_rows, D] time-major
-    tensor::Tensor cross_k, cross_v;  // [B, S, D] one per source sentence
-    int max_rows = 0, S = 0;
-  };
+  using Cache = LayerCache;
 
   void declare(ParameterSet& params, const std::string& prefix, const ModelConfig& config, int layer);
   void bind(const ParameterSet& params);

@@ -46,10 +46,9 @@ DecodeState Transformer::start_decoding(const EncoderOutput& encoded, int max_ro
                       Arena::rounded_bytes(self_rows, i32) + Arena::rounded_bytes(cross_rows, i32) +
                       2 * Arena::rounded_bytes(counts, i32));
   for (int l = 0; l < L; ++l) {
-    st.self_k_.push_back(cache_arena.allocate(self_shape));
-    st.self_v_.push_back(cache_arena.allocate(self_shape));
-    st.cross_k_.push_back(cache_arena.allocate(cross_shape));
-    st.cross_v_.push_back(cache_arena.allocate(cross_shape));
+    Tensor self_k = cache_arena.allocate(self_shape), self_v = cache_arena.allocate(self_shape);
+    Tensor cross_k = cache_arena.allocate(cross_shape), cross_v = cache_arena.allocate(cross_shape);
+    st.caches_.push_back(DecoderLayer::Cache{self_k, self_v, cross_k, cross_v, max_rows, S});
   }
   st.self_rows_ = cache_arena.allocate(self_rows, i32);
   st.self_counts_ = cache_arena.allocate(counts, i32);
@@ -60,10 +59,7 @@ DecodeState Transformer::start_decoding(const EncoderOutput& encoded, int max_ro
   for (int b = 0; b < B; ++b) st.sentence_[static_cast<size_t>(b)] = b;
   st.slots_.assign(static_cast<size_t>(max_rows) * max_length, 0);
 
-  std::vector<DecoderLayer::Cache> caches;
-  for (int l = 0; l < L; ++l)
-    caches.push_back(DecoderLayer::Cache{st.self_k_[l], st.self_v_[l], st.cross_k_[l], st.cross_v_[l], max_rows, S});
-  impl_->decoder.start(caches, encoded.memory);
+  impl_->decoder.start(st.caches_, encoded.memory);
   return st;
 }
 
@@ -79,11 +75,7 @@ Tensor Transformer::decode_steps(DecodeState& st, const std::vector<int32_t>& to
   Tensor ids = ops::upload_ids(step_arena, tokens, Shape{queries, 1}, m.embeddings.vocab_size(Side::target),
                                "target");
   const StepKeys keys = st.begin_step(n, step_arena);
-  std::vector<DecoderLayer::Cache> caches;
-  for (size_t l = 0; l < st.self_k_.size(); ++l)
-    caches.push_back(DecoderLayer::Cache{st.self_k_[l], st.self_v_[l], st.cross_k_[l], st.cross_v_[l], st.max_rows_,
-                                         st.S_});
-  Tensor hidden = m.decoder.forward_step(ids, caches, st.length_, n, keys, m.embeddings, step_arena,
+  Tensor hidden = m.decoder.forward_step(ids, st.caches_, st.length_, n, keys, m.embeddings, step_arena,
                                          capture ? &capture->decoder_self : nullptr,
                                          capture ? &capture->decoder_cross : nullptr);
   const Tensor& table = m.embeddings.table(Side::target);
