@@ -18,8 +18,8 @@
 
 namespace tt::backend::cpu {
 
-struct MatmulCache;  // oneDNN engine, stream and matmul primitives (matmul_cache.h)
-struct Bf16Gemm;     // bf16 matmul primitives, conversion buffers, held weights (gemm_bf16.h)
+struct MatmulCache;  // oneDNN engine, stream, matmul primitives of every type, packed weights (matmul_cache.h)
+struct Bf16Gemm;     // bf16 conversion buffers, held weights (gemm_bf16.h)
 
 class CpuBackend final : public Backend {
  public:
@@ -207,6 +207,7 @@ class CpuBackend final : public Backend {
   // Where a kernel producing the n dense values x should write their bf16 copy (fused instead of converted
   // at the next product): the kept copy when x lies in a kept range (bf16 training), else null.
   uint16_t* bf16_output_copy(const float* x, int64_t n);
+  MatmulCache& matmul_cache();  // made at first use
 
   int threads_;
   const KernelTable* kernels_;

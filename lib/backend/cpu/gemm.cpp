@@ -33,6 +33,11 @@ void scale_matrix(float* C, int64_t ldc, int M, int N, float beta) {
 
 }  // namespace
 
+MatmulCache& CpuBackend::matmul_cache() {
+  if (!matmul_) matmul_ = std::make_unique<MatmulCache>();
+  return *matmul_;
+}
+
 void CpuBackend::gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int64_t lda,
                       const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
@@ -119,65 +124,35 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
   if (precision_ == MatmulPrecision::bf16 && gemm_bf16(trans_a, trans_b, batch1, batch2, M, N, K, alpha, A, a, B, b,
                                                         beta, C, c))
     return;
-  if (!matmul_) matmul_ = std::make_unique<MatmulCache>();
-  MatmulCache& cache = *matmul_;
-  MatmulCache::Key key{trans_a, trans_b, batch1, batch2, M, N, K, std::bit_cast<int32_t>(alpha),
-                       std::bit_cast<int32_t>(beta), a.batch1, a.batch2, a.ld, b.batch1, b.batch2, b.ld,
-                       c.batch1, c.batch2, c.ld};
+  MatmulCache& cache = matmul_cache();
+  const MatmulPrimitives::Key key{MatmulPrimitives::fp32, trans_a, trans_b, batch1, batch2, M, N, K,
+                                  std::bit_cast<int32_t>(alpha), std::bit_cast<int32_t>(beta), a.batch1, a.batch2,
+                                  a.ld, b.batch1, b.batch2, b.ld, c.batch1, c.batch2, c.ld};
   omp_set_num_threads(threads_);
 
   // Creating a primitive costs ~0.5 ms (measured), about as much as running it on attention shapes, so a
   // key gets one only from its second use on; single-query products (M == 1: incremental decoding, where
   // Tk grows every step and a key never recurs across steps) always take the sgemm loop.
-  auto it = cache.entries.find(key);
-  bool create = false;
-  if (it == cache.entries.end() && K > 0 && M > 1 && !cache.unsupported.count(key)) {
-    if (cache.seen.size() >= MatmulCache::kMaxEntries) cache.seen.clear();
-    create = ++cache.seen[key] >= 2;
-  }
-  if (create) {
-    using dnnl::memory;
-    using dt = memory::data_type;
-    memory::dims a_strides = trans_a ? memory::dims{a.batch1, a.batch2, 1, a.ld}
-                                     : memory::dims{a.batch1, a.batch2, a.ld, 1};
-    memory::dims b_strides = trans_b ? memory::dims{b.batch1, b.batch2, 1, b.ld}
-                                     : memory::dims{b.batch1, b.batch2, b.ld, 1};
-    memory::desc a_md({batch1, batch2, M, K}, dt::f32, a_strides);
-    memory::desc b_md({batch1, batch2, K, N}, dt::f32, b_strides);
-    memory::desc c_md({batch1, batch2, M, N}, dt::f32, memory::dims{c.batch1, c.batch2, c.ld, 1});
-    try {
-      dnnl::primitive_attr attr;
-      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      if (beta != 0.0f) {
-        dnnl::post_ops ops;
-        ops.append_sum(beta);
-        attr.set_post_ops(ops);
-      }
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, cache.engine);
-      if (cache.entries.size() >= MatmulCache::kMaxEntries) cache.entries.clear();
-      MatmulCache::Entry e{dnnl::matmul(pd), memory(a_md, cache.engine, nullptr), memory(b_md, cache.engine, nullptr),
-                           memory(c_md, cache.engine, nullptr), {}};
-      e.args = {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}};  // handles shared with e.a/b/c
-      it = cache.entries.emplace(key, std::move(e)).first;
-    } catch (const dnnl::error&) {
-      // e.g. zero batch strides (broadcast operands) that matmul does not take: loop over sgemm below.
-      cache.unsupported.emplace(key, true);
-      if (cache.unsupported.size() >= MatmulCache::kMaxEntries) cache.unsupported.clear();
+  MatmulPrimitives::Entry* entry = cache.primitives.find(key);
+  if (!entry && K > 0 && M > 1 && !cache.primitives.refused(key)) {
+    if (cache.seen.size() >= MatmulCache::kMaxSeen) cache.seen.clear();
+    if (++cache.seen[key] >= 2) {
+      using dnnl::memory;
+      using dt = memory::data_type;
+      memory::dims a_strides = trans_a ? memory::dims{a.batch1, a.batch2, 1, a.ld}
+                                       : memory::dims{a.batch1, a.batch2, a.ld, 1};
+      memory::dims b_strides = trans_b ? memory::dims{b.batch1, b.batch2, 1, b.ld}
+                                       : memory::dims{b.batch1, b.batch2, b.ld, 1};
+      // Null for e.g. zero batch strides (broadcast operands) that matmul does not take: the loop below.
+      entry = cache.primitives.get(key, memory::desc({batch1, batch2, M, K}, dt::f32, a_strides),
+                                   memory::desc({batch1, batch2, K, N}, dt::f32, b_strides),
+                                   memory::desc({batch1, batch2, M, N}, dt::f32,
+                                                memory::dims{c.batch1, c.batch2, c.ld, 1}),
+                                   alpha, beta);
     }
   }
-
-  if (it != cache.entries.end()) {
-    MatmulCache::Entry& e = it->second;
-    try {
-      e.a.set_data_handle(const_cast<float*>(A));
-      e.b.set_data_handle(const_cast<float*>(B));
-      e.c.set_data_handle(C);
-      e.prim.execute(cache.stream, e.args);
-      cache.stream.wait();
-    } catch (const dnnl::error& err) {
-      throw InternalError(std::string("oneDNN matmul failed: ") + err.what() + " (status " +
-                          std::to_string(static_cast<int>(err.status)) + ")");
-    }
+  if (entry) {
+    cache.primitives.run(*entry, cache.stream, A, B, C);
     return;
   }
 
@@ -215,13 +190,13 @@ void CpuBackend::gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, in
                                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   // The Linear / output-projection product x W^T: weights packed once, fixed 16-row tiles (packed_gemm.h).
   if (!trans_a && trans_b && alpha == 1.0f && beta == 0.0f) {
-    if (!matmul_) matmul_ = std::make_unique<MatmulCache>();
-    if (!matmul_->packed) matmul_->packed = std::make_unique<PackedGemm>(matmul_->engine, threads_, *kernels_, ctx_);
+    MatmulCache& cache = matmul_cache();
+    if (!cache.packed) cache.packed = std::make_unique<PackedGemm>(cache.engine, threads_, *kernels_, ctx_);
     using Operands = PackedGemm::Operands;
     const Operands type = precision_ == MatmulPrecision::int8   ? Operands::s8
                           : precision_ == MatmulPrecision::bf16 ? Operands::bf16
                                                                 : Operands::f32;
-    if (matmul_->packed->run(M, N, K, A, lda, B, ldb, C, ldc, type)) return;
+    if (cache.packed->run(M, N, K, A, lda, B, ldb, C, ldc, type)) return;
   }
   constexpr int kMinRows = 16, kChunkRows = 64, kBlockCols = 256;
   // A transposed operand is first copied to row-major rows (inference never takes this path).

@@ -15,6 +15,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/gemm_bf16.h"
+#include "backend/cpu/matmul_cache.h"
 #include "util/error.h"
 
 namespace tt::backend::cpu {
@@ -181,14 +182,17 @@ bool CpuBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, i
   if (K <= 0) return false;  // the fp32 path scales C
   if (!bf16_) bf16_ = std::make_unique<Bf16Gemm>();
   Bf16Gemm& g = *bf16_;
+  MatmulCache& cache = matmul_cache();
+  // Operands are always dense bf16 (converted so), so their strides follow from the shape.
   const bool batched = batch1 > 1 || batch2 > 1;
-  Bf16Gemm::Key key{batch1, batch2, M, N, K, trans_a, trans_b, std::bit_cast<int32_t>(alpha),
-                    std::bit_cast<int32_t>(beta), batched ? cs.batch1 : 0, batched ? cs.batch2 : 0, cs.ld};
-  if (g.unsupported.count(key)) return false;
+  const MatmulPrimitives::Key key{MatmulPrimitives::bf16, trans_a, trans_b, batch1, batch2, M, N, K,
+                                  std::bit_cast<int32_t>(alpha), std::bit_cast<int32_t>(beta), 0, 0, 0, 0, 0, 0,
+                                  batched ? cs.batch1 : 0, batched ? cs.batch2 : 0, cs.ld};
+  if (cache.primitives.refused(key)) return false;  // a shape oneDNN refused in bf16: it runs in fp32
   omp_set_num_threads(threads_);  // oneDNN sizes its parallel region from this ICV (cpu_backend.h)
 
-  auto it = g.entries.find(key);
-  if (it == g.entries.end()) {
+  MatmulPrimitives::Entry* e = cache.primitives.find(key);
+  if (!e) {
     using dnnl::memory;
     using dt = memory::data_type;
     const int64_t m = M, n = N, k = K;
@@ -205,44 +209,16 @@ bool CpuBackend::gemm_bf16(bool trans_a, bool trans_b, int batch1, int batch2, i
       b_md = memory::desc({k, n}, dt::bf16, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
       c_md = memory::desc({m, n}, dt::f32, memory::dims{cs.ld, 1});
     }
-    try {
-      dnnl::primitive_attr attr;
-      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      if (beta != 0.0f) {
-        dnnl::post_ops ops;
-        ops.append_sum(beta);
-        attr.set_post_ops(ops);
-      }
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, g.engine);
-      // A reference (unoptimised) implementation would be far slower than fp32 sgemm.
-      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, "ref");
-      if (g.entries.size() >= Bf16Gemm::kMaxEntries) g.entries.clear();
-      Bf16Gemm::Entry e{dnnl::matmul(pd), memory(a_md, g.engine, nullptr), memory(b_md, g.engine, nullptr),
-                        memory(c_md, g.engine, nullptr), {}};
-      e.args = {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}};
-      it = g.entries.emplace(key, std::move(e)).first;
-    } catch (const dnnl::error&) {
-      if (g.unsupported.size() >= Bf16Gemm::kMaxEntries) g.unsupported.clear();
-      g.unsupported.emplace(key, true);
-      return false;
-    }
+    // A reference (unoptimised) implementation would be far slower than fp32 sgemm: refused too.
+    e = cache.primitives.get(key, a_md, b_md, c_md, alpha, beta, /*no_reference=*/true);
+    if (!e) return false;
   }
 
   const uint16_t* a16 =
       a_stored ? a_stored : bf16_operand(g.a_buf, A, batch1, batch2, trans_a ? K : M, trans_a ? M : K, as);
   const uint16_t* b16 =
       b_stored ? b_stored : bf16_operand(g.b_buf, B, batch1, batch2, trans_b ? N : K, trans_b ? K : N, bs);
-  Bf16Gemm::Entry& e = it->second;
-  try {
-    e.a.set_data_handle(const_cast<uint16_t*>(a16));
-    e.b.set_data_handle(const_cast<uint16_t*>(b16));
-    e.c.set_data_handle(C);
-    e.prim.execute(g.stream, e.args);
-    g.stream.wait();
-  } catch (const dnnl::error& err) {
-    throw InternalError(std::string("oneDNN bf16 matmul failed: ") + err.what() + " (status " +
-                        std::to_string(static_cast<int>(err.status)) + ")");
-  }
+  cache.primitives.run(*e, cache.stream, a16, b16, C);
   return true;
 }
 

@@ -1,13 +1,9 @@
-// The bf16 matrix products of one CpuBackend (gemm_bf16.cpp): oneDNN `matmul` primitives with bf16 operands
-// and fp32 accumulation and output, cached per shape; the operand conversion buffers; the held bf16 copy of
-// the weights (Backend::hold_bf16_weights) and of kept operands (keep_bf16_operand).
+// The bf16 state of one CpuBackend's matrix products (gemm_bf16.cpp; their primitives are in the backend's
+// MatmulCache): the operand conversion buffers, the held bf16 copy of the weights
+// (Backend::hold_bf16_weights) and of kept operands (keep_bf16_operand).
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <map>
-#include <oneapi/dnnl/dnnl.hpp>
-#include <unordered_map>
 #include <vector>
 
 #include "backend/cpu/bf16_operand_cache.h"
@@ -15,20 +11,6 @@
 namespace tt::backend::cpu {
 
 struct Bf16Gemm {
-  // Key: batch1, batch2, M, N, K, trans_a, trans_b, alpha and beta bits, the three strides of C. Operands
-  // are always dense bf16 (converted so), so their strides follow from the shape.
-  using Key = std::array<int64_t, 12>;
-  struct Entry {
-    dnnl::matmul prim;
-    dnnl::memory a, b, c;  // user-pointer memories; handles swapped on every call
-    std::unordered_map<int, dnnl::memory> args;
-  };
-  static constexpr size_t kMaxEntries = 512;
-
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-  std::map<Key, Entry> entries;
-  std::map<Key, bool> unsupported;  // shapes oneDNN refused in bf16: those run in fp32
   std::vector<uint16_t> a_buf, b_buf;
 
   // The held weights: [weights, weights + weights_n) mirrored in weights_bf16.
