@@ -65,6 +65,7 @@ size_t read_chunk(util::LineReader& src_reader, util::LineReader& tgt_reader, st
 struct Part {
   std::vector<int32_t> ids;
   std::vector<int32_t> lengths;  // source length, target length per kept pair
+  std::vector<LineFate> fates;   // per line
   CorpusStats stats;             // all but `lines`
   std::exception_ptr error;      // the first failing line of this share; the share stops there
 };
@@ -74,27 +75,59 @@ struct Side {
   const SpmTokenizer& spm;
 };
 
-// Validates and encodes one line into `out`; errors name file:line.
-void encode_line(std::vector<int>& out, const Side& side, const std::string& line, size_t line_number) {
-  const std::string where = side.name + ":" + std::to_string(line_number) + ": ";
+std::string where(const Side& side, size_t line_number) { return side.name + ":" + std::to_string(line_number) + ": "; }
+
+void check_utf8(const Side& side, const std::string& line, size_t line_number) {
   size_t bad = 0;
   if (!util::is_valid_utf8(line, &bad)) {
-    throw FormatError(where + "invalid UTF-8 at byte " + std::to_string(bad + 1),
+    throw FormatError(where(side, line_number) + "invalid UTF-8 at byte " + std::to_string(bad + 1),
                       "the corpus must be UTF-8 text; convert the file (e.g. iconv -t UTF-8)");
-  }
-  try {
-    side.spm.encode_ids(line, out);
-  } catch (const Error& e) {
-    throw FormatError(where, e);
   }
 }
 
-// Replaces the best segmentation `best` of `line` by a sample keyed on `key`, unless the sample is empty or
-// longer than max_len.
-void sample_line(std::vector<int>& best, std::vector<int>& sample, const Side& side, const std::string& line,
-                 uint32_t key, const SubwordSampling& sampling, int max_len) {
-  side.spm.sample_encode_ids(line, sampling.nbest, sampling.alpha, key, sample);
-  if (!sample.empty() && sample.size() <= static_cast<size_t>(max_len)) best.swap(sample);
+// Validates and encodes one line into `out` (its best segmentation); errors name file:line.
+void encode_line(std::vector<int>& out, const Side& side, const std::string& line, size_t line_number) {
+  check_utf8(side, line, line_number);
+  try {
+    side.spm.encode_ids(line, out);
+  } catch (const Error& e) {
+    throw FormatError(where(side, line_number), e);
+  }
+}
+
+// `out` becomes the sample of a valid line keyed on `key`, or its best segmentation when the sample is
+// empty or longer than max_len (`out` holds the best already when have_best).
+void sample_line(std::vector<int>& out, std::vector<int>& sample, const Side& side, const std::string& line,
+                 size_t line_number, uint32_t key, const SubwordSampling& sampling, int max_len, bool have_best) {
+  try {
+    side.spm.sample_encode_ids(line, sampling.nbest, sampling.alpha, key, sample);
+  } catch (const Error& e) {
+    throw FormatError(where(side, line_number), e);
+  }
+  if (!sample.empty() && sample.size() <= static_cast<size_t>(max_len)) {
+    out.swap(sample);
+    return;
+  }
+  if (have_best) return;
+  encode_line(out, side, line, line_number);
+  if (out.empty() || out.size() > static_cast<size_t>(max_len))  // kept when the run started: not this line
+    throw FormatError(where(side, line_number) + "the line changed during the run",
+                      "restore the files, or start a new run");
+}
+
+LineFate judge(size_t ls, size_t lt, const CorpusFilter& filter) {
+  const size_t shorter = std::min(ls, lt), longer = std::max(ls, lt);
+  if (shorter == 0) return LineFate::empty;
+  if (longer > static_cast<size_t>(filter.max_len)) return LineFate::too_long;
+  if (filter.max_len_ratio > 0 && static_cast<double>(longer) / static_cast<double>(shorter) > filter.max_len_ratio)
+    return LineFate::ratio;
+  return LineFate::kept;
+}
+
+void count_dropped(CorpusStats& stats, LineFate fate) {
+  if (fate == LineFate::empty) ++stats.dropped_empty;
+  if (fate == LineFate::too_long) ++stats.dropped_long;
+  if (fate == LineFate::ratio) ++stats.dropped_ratio;
 }
 
 void tokenise_part(Part& part, const std::vector<std::string>& src, const std::vector<std::string>& tgt,
@@ -102,39 +135,46 @@ void tokenise_part(Part& part, const std::vector<std::string>& src, const std::v
                    const CorpusFilter& filter, const SubwordSampling& sampling) {
   const int32_t eos = static_cast<int32_t>(src_side.spm.eos_id());
   const uint64_t stream = util::rng_stream(util::RngPurpose::segmentation, sampling.epoch, sampling.corpus);
+  const std::vector<LineFate>* known = sampling.on() ? sampling.fates : nullptr;
   std::vector<int> s, t, sample;
   try {
     for (size_t i = begin; i < end; ++i) {
-      encode_line(s, src_side, src[i], first_line + i);
-      encode_line(t, tgt_side, tgt[i], first_line + i);
-      const size_t shorter = std::min(s.size(), t.size()), longer = std::max(s.size(), t.size());
-      if (shorter == 0) {
-        ++part.stats.dropped_empty;
-      } else if (longer > static_cast<size_t>(filter.max_len)) {
-        ++part.stats.dropped_long;
-      } else if (filter.max_len_ratio > 0 &&
-                 static_cast<double>(longer) / static_cast<double>(shorter) > filter.max_len_ratio) {
-        ++part.stats.dropped_ratio;
+      const size_t line = first_line + i;
+      LineFate fate;
+      if (known) {  // decided on the best segmentation before: only the samples are needed
+        if (line > known->size())
+          throw FormatError(where(src_side, line) + "the run started with " + std::to_string(known->size()) + " lines",
+                            "the files changed during the run; restore them, or start a new run");
+        check_utf8(src_side, src[i], line);
+        check_utf8(tgt_side, tgt[i], line);
+        fate = (*known)[line - 1];
       } else {
-        if (sampling.on()) {
-          const uint64_t line = first_line + i;
-          const util::Philox4 keys = util::philox4x32(
-              static_cast<uint32_t>(line), static_cast<uint32_t>(line >> 32), static_cast<uint32_t>(stream),
-              static_cast<uint32_t>(stream >> 32), static_cast<uint32_t>(sampling.seed),
-              static_cast<uint32_t>(sampling.seed >> 32));
-          sample_line(s, sample, src_side, src[i], keys.v[0], sampling, filter.max_len);
-          sample_line(t, sample, tgt_side, tgt[i], keys.v[1], sampling, filter.max_len);
-        }
-        const size_t ls = s.size(), lt = t.size();  // the sample's
-        part.ids.insert(part.ids.end(), s.begin(), s.end());
-        part.ids.push_back(eos);
-        part.ids.insert(part.ids.end(), t.begin(), t.end());
-        part.lengths.push_back(static_cast<int32_t>(ls + 1));
-        part.lengths.push_back(static_cast<int32_t>(lt));
-        ++part.stats.kept;
-        part.stats.src_tokens += static_cast<int64_t>(ls + 1);
-        part.stats.tgt_tokens += static_cast<int64_t>(lt);
+        encode_line(s, src_side, src[i], line);
+        encode_line(t, tgt_side, tgt[i], line);
+        fate = judge(s.size(), t.size(), filter);
       }
+      part.fates.push_back(fate);
+      if (fate != LineFate::kept) {
+        count_dropped(part.stats, fate);
+        continue;
+      }
+      if (sampling.on()) {
+        const util::Philox4 keys = util::philox4x32(
+            static_cast<uint32_t>(line), static_cast<uint32_t>(uint64_t{line} >> 32), static_cast<uint32_t>(stream),
+            static_cast<uint32_t>(stream >> 32), static_cast<uint32_t>(sampling.seed),
+            static_cast<uint32_t>(sampling.seed >> 32));
+        sample_line(s, sample, src_side, src[i], line, keys.v[0], sampling, filter.max_len, !known);
+        sample_line(t, sample, tgt_side, tgt[i], line, keys.v[1], sampling, filter.max_len, !known);
+      }
+      const size_t ls = s.size(), lt = t.size();
+      part.ids.insert(part.ids.end(), s.begin(), s.end());
+      part.ids.push_back(eos);
+      part.ids.insert(part.ids.end(), t.begin(), t.end());
+      part.lengths.push_back(static_cast<int32_t>(ls + 1));
+      part.lengths.push_back(static_cast<int32_t>(lt));
+      ++part.stats.kept;
+      part.stats.src_tokens += static_cast<int64_t>(ls + 1);
+      part.stats.tgt_tokens += static_cast<int64_t>(lt);
     }
   } catch (...) {
     part.error = std::current_exception();
@@ -233,12 +273,20 @@ ParallelCorpus ParallelCorpus::load(const std::string& src_path, const std::stri
     }
     if (read_error) std::rethrow_exception(read_error);
     corpus.stats_.lines += static_cast<int64_t>(n);
-    for (const Part& part : parts) corpus.append(part.ids, part.lengths, part.stats);
+    for (const Part& part : parts) {
+      corpus.append(part.ids, part.lengths, part.stats);
+      corpus.line_fates_.insert(corpus.line_fates_.end(), part.fates.begin(), part.fates.end());
+    }
     first_line += n;
     n = cancel && cancel->load() ? 0 : next_n;
   }
+  if (sampling.on() && sampling.fates && corpus.line_fates_.size() != sampling.fates->size())
+    throw FormatError(src_path + ", " + tgt_path + ": " + std::to_string(corpus.line_fates_.size()) +
+                          " lines where the run started with " + std::to_string(sampling.fates->size()),
+                      "the files changed during the run; restore them, or start a new run");
   corpus.ids_.shrink_to_fit();
   corpus.offsets_.shrink_to_fit();
+  corpus.line_fates_.shrink_to_fit();
   return corpus;
 }
 
@@ -255,6 +303,7 @@ void ParallelCorpus::append(const std::vector<int32_t>& ids, const std::vector<i
 }
 
 void ParallelCorpus::append(const ParallelCorpus& other) {
+  line_fates_.insert(line_fates_.end(), other.line_fates_.begin(), other.line_fates_.end());
   const int64_t base = offsets_.back();
   ids_.insert(ids_.end(), other.ids_.begin(), other.ids_.end());
   for (size_t k = 1; k < other.offsets_.size(); ++k) offsets_.push_back(base + other.offsets_[k]);
@@ -286,6 +335,7 @@ ParallelCorpus ParallelCorpus::from_ids(const std::vector<std::vector<int32_t>>&
   }
   stats.kept = static_cast<int64_t>(src.size());
   corpus.stats_.lines = stats.kept;
+  corpus.line_fates_.assign(src.size(), LineFate::kept);
   corpus.append(ids, lengths, stats);
   return corpus;
 }

@@ -170,7 +170,7 @@ void CorpusRun::set_up_vocabulary(const CorpusRunSpec& spec) {
 void CorpusRun::set_up_data() {
   const DataOptions& d = options_.data;
   corpus_.emplace(data::ParallelCorpus::load(d.train_src, d.train_tgt, *src_spm_, *tgt_spm_, d.filter, threads_));
-  std::vector<SampledCorpus> files{{d.train_src, d.train_tgt, corpus_->stats().kept}};
+  std::vector<SampledCorpus> files{{d.train_src, d.train_tgt, corpus_->line_fates()}};
   CorpusMix mix;
   if (!d.train_more.empty() || !d.corpus_weights.empty()) {  // several corpora: one after the other
     auto weight = [&](size_t k) { return d.corpus_weights.empty() ? 1.0 : d.corpus_weights[k]; };
@@ -180,7 +180,7 @@ void CorpusRun::set_up_data() {
       const data::ParallelCorpus more = data::ParallelCorpus::load(d.train_more[i], d.train_more[i + 1], *src_spm_,
                                                                    *tgt_spm_, d.filter, threads_);
       corpora_.push_back({d.train_more[i], d.train_more[i + 1], more.stats(), weight(corpora_.size()), 0});
-      files.push_back({d.train_more[i], d.train_more[i + 1], more.stats().kept});
+      files.push_back({d.train_more[i], d.train_more[i + 1], more.line_fates()});
       mix.push_back({static_cast<int64_t>(corpus_->size()), static_cast<int64_t>(more.size()), corpora_.back().weight});
       corpus_->append(more);
     }

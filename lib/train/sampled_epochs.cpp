@@ -35,14 +35,10 @@ data::ParallelCorpus SampledEpochs::segment(int64_t epoch, int threads, const st
     sampling.epoch = static_cast<uint64_t>(epoch);
     sampling.corpus = static_cast<uint32_t>(k);
     const SampledCorpus& c = corpora_[k];
+    sampling.fates = &c.fates;
     const data::ParallelCorpus part =
         data::ParallelCorpus::load(c.src, c.tgt, src_spm_, tgt_spm_, filter_, threads, sampling, cancel);
     if (cancel && cancel->load()) return corpus;
-    if (part.stats().kept != c.kept)
-      throw FormatError(c.src + ", " + c.tgt + ": epoch " + std::to_string(epoch + 1) + " reads " +
-                            std::to_string(part.stats().kept) + " training pairs, the run started with " +
-                            std::to_string(c.kept),
-                        "the files changed during the run; restore them, or start a new run");
     corpus.append(part);
   }
   return corpus;

@@ -19,7 +19,7 @@ namespace tt::train {
 
 struct SampledCorpus {
   std::string src, tgt;
-  int64_t kept = 0;  // the pairs its best segmentation keeps: every epoch must keep as many
+  std::vector<data::LineFate> fates;  // its load's line_fates(): which lines every epoch keeps
 };
 
 class SampledEpochs : public EpochCorpora {
@@ -34,7 +34,7 @@ class SampledEpochs : public EpochCorpora {
   SampledEpochs& operator=(const SampledEpochs&) = delete;
 
   // Epoch `epoch`'s corpus (the corpora one after the other), then starts preparing the next epoch.
-  // A file whose kept pairs changed since the run started is a tt::FormatError naming it.
+  // A file that changed since the run started (its line count, a kept line) is a tt::FormatError naming it.
   const data::ParallelCorpus& at(int64_t epoch) override;
 
  private:

@@ -100,7 +100,7 @@ TEST_CASE("a loaded corpus stores source = pieces + eos and target = pieces, in 
   CHECK(s.src_tokens == src_tokens);
   CHECK(s.tgt_tokens == tgt_tokens);
   // One id buffer and one offset table, nothing per pair.
-  CHECK(corpus.memory_bytes() == static_cast<size_t>(src_tokens + tgt_tokens) * 4 + (2 * 40 + 1) * 8);
+  CHECK(corpus.memory_bytes() == static_cast<size_t>(src_tokens + tgt_tokens) * 4 + (2 * 40 + 1) * 8 + 40);
 }
 
 TEST_CASE("the result does not depend on the thread count, across chunks", "[data][corpus]") {
@@ -176,8 +176,15 @@ TEST_CASE("subword sampling keeps the best segmentation's pairs and keys each li
     fell_back += kept && (one_wide.source_length(i) > 25 || one_wide.target_length(i) > 24);
   }
   CHECK(fell_back > 0);
-  // One key, one segmentation, on any thread count; another epoch, seed or corpus, other samples.
+  // One key, one segmentation, on any thread count, and whether the fates were known or decided here.
   CHECK(same_ids(one, sampled(sampling, filter, 4)));
+  tt::data::SubwordSampling known = sampling;
+  known.fates = &best.line_fates();
+  const ParallelCorpus from_fates = sampled(known, filter, 2);
+  CHECK(same_ids(one, from_fates));
+  CHECK(from_fates.stats().dropped_long == best.stats().dropped_long);
+  CHECK(from_fates.line_fates() == best.line_fates());
+  // Another epoch, seed or corpus: other samples.
   for (int change = 0; change < 3; ++change) {
     INFO("change " << change);
     tt::data::SubwordSampling other = sampling;
@@ -255,6 +262,9 @@ TEST_CASE("filters drop empty, over-long and extreme-ratio pairs and count each"
     CHECK(below.stats().kept == 2);
     REQUIRE(below.size() == 2);
     CHECK(vec(below.source(1)) == ids_of(en[5], true));
+    using tt::data::LineFate;
+    CHECK(below.line_fates() == std::vector<LineFate>{LineFate::kept, LineFate::empty, LineFate::empty,
+                                                      LineFate::too_long, LineFate::ratio, LineFate::kept});
   }
   SECTION("the default filter keeps every non-empty pair") {
     auto c = load(src, tgt);

@@ -56,18 +56,28 @@ TEST_CASE("sampled epochs: each epoch is its keyed segmentation, prepared ahead 
     c.append(ParallelCorpus::load(en10, de10, spm, spm, filter, 1, s));
     return all_ids(c);
   };
-  SampledEpochs epochs({{en, de, 40}, {en10, de10, 10}}, spm, spm, filter, sampling, 2);
+  auto fates = [&](const std::string& src, const std::string& tgt) {
+    return ParallelCorpus::load(src, tgt, spm, spm, filter, 1).line_fates();
+  };
+  const std::vector<SampledCorpus> corpora{{en, de, fates(en, de)}, {en10, de10, fates(en10, de10)}};
+  SampledEpochs epochs(corpora, spm, spm, filter, sampling, 2);
   CHECK(all_ids(epochs.at(0)) == expected(0));
   CHECK(all_ids(epochs.at(1)) == expected(1));  // prepared in the background
   CHECK(all_ids(epochs.at(1)) == expected(1));
   CHECK(all_ids(epochs.at(4)) == expected(4));  // a jump (a resumed run): made on the spot
   CHECK(all_ids(epochs.at(0)) != all_ids(epochs.at(1)));
 
-  // A file that loses pairs during the run is named when an epoch reads it.
-  SampledEpochs changed({{en, de, 40}, {en10, de10, 10}}, spm, spm, filter, sampling, 1);
+  // A file that changes during the run is named when an epoch reads it: fewer lines, or a kept line
+  // that has become too long to keep.
+  SampledEpochs changed(corpora, spm, spm, filter, sampling, 1);
   changed.at(0);
+  const std::string ten_en = tt::test::read_file(en10), ten_de = tt::test::read_file(de10);
   dir.write("ten.en", "one line\n");
   dir.write("ten.de", "eine Zeile\n");
-  CHECK_THROWS_WITH(changed.at(7), Catch::Contains("ten.en") && Catch::Contains("reads 1 training pairs") &&
-                                       Catch::Contains("started with 10"));
+  CHECK_THROWS_WITH(changed.at(7), Catch::Contains("ten.en") && Catch::Contains("1 lines where the run started with 10"));
+  std::string long_line;
+  for (int i = 0; i < 300; ++i) long_line += "the dog runs ";
+  dir.write("ten.en", long_line + "\n" + ten_en.substr(ten_en.find('\n') + 1));
+  dir.write("ten.de", ten_de);
+  CHECK_THROWS_WITH(changed.at(8), Catch::Contains("ten.en:1: the line changed during the run"));
 }
