@@ -5,9 +5,13 @@
 # within one run, with the CPU model this prints first.
 #
 # usage: bench/train_real_speed.sh [TT_TRAIN...]     (default: build/bin/tt-train)
+#   A TT_TRAIN may carry flags, as one word: "build/bin/tt-train --spm-alpha 0.1" times subword sampling
+#   against the same binary without it.
 # environment:
 #   TOKENS="2048 4096"  --batch-tokens values (padded tokens a side)
-#   STEPS=60            optimizer steps a run; tok/s is the median of the log's reports after the first
+#   STEPS=60            optimizer steps a run; tok/s is the median of the log's reports after the first, and
+#                       the whole run's rate (their harmonic mean: work done off the training threads, such
+#                       as an epoch's subword sampling, shows there even when most reports miss it)
 #   THREADS=2  ROUNDS=2  PRESET=tiny
 #   WORK=DIR            keep the unpacked corpus and SentencePiece model there (default: a temporary dir)
 #   REALTIME=1          run each tt-train under SCHED_FIFO (chrt -f 10; needs root), as train_speed.sh --realtime
@@ -24,8 +28,12 @@ bins=("$@")
 prio=()
 [[ ${REALTIME:-0} == 1 ]] && prio=(chrt -f 10)
 ((${#bins[@]})) || bins=(build/bin/tt-train)
-for b in "${bins[@]}"; do [[ -x $b ]] || { echo "train_real_speed: $b is not an executable tt-train" >&2; exit 1; }; done
-tokenize=$(dirname "${bins[-1]}")/tt-tokenize
+for b in "${bins[@]}"; do
+  read -r exe _ <<<"$b"
+  [[ -x $exe ]] || { echo "train_real_speed: $exe is not an executable tt-train" >&2; exit 1; }
+done
+read -r exe _ <<<"${bins[-1]}"
+tokenize=$(dirname "$exe")/tt-tokenize
 [[ -x $tokenize ]] || { echo "train_real_speed: no tt-tokenize beside ${bins[-1]}" >&2; exit 1; }
 
 if [[ -n ${WORK:-} ]]; then
@@ -53,16 +61,17 @@ for t in $tokens; do
     for i in "${!bins[@]}"; do
       run=$work/run-$t-$i
       rm -rf "$run"
-      "${prio[@]}" "${bins[$i]}" --preset "$preset" --dropout 0.1 --spm "$work/spm.model" --train "$work/train.en" "$work/train.de" \
+      read -r -a cmd <<<"${bins[$i]}"
+      "${prio[@]}" "${cmd[@]}" --preset "$preset" --dropout 0.1 --spm "$work/spm.model" --train "$work/train.en" "$work/train.de" \
         --batch-tokens "$t" --lr 0.0015 --warmup-steps 400 --max-steps "$steps" --report-every 10 \
         --threads "$threads" --device cpu --seed 1 -q -o "$run" >/dev/null
       # The first report includes the warm-up (arena growth, oneDNN primitives): skipped.
-      tok_s=$(python3 -c '
+      read -r tok_s whole < <(python3 -c '
 import json, statistics, sys
-r = [json.loads(l) for l in open(sys.argv[1]) if "\"train\"" in l]
-print(round(statistics.median(x["tgt_tok_s"] for x in r[1:]), 1))' "$run/log.jsonl")
-      echo "$t $i $tok_s" >>"$results"
-      echo "train_real_speed: batch-tokens $t round $round ${bins[$i]}: $tok_s tgt tok/s" >&2
+r = [x["tgt_tok_s"] for x in map(json.loads, open(sys.argv[1])) if x["type"] == "train"][1:]
+print(round(statistics.median(r), 1), round(statistics.harmonic_mean(r), 1))' "$run/log.jsonl")
+      echo "$t $i $tok_s $whole" >>"$results"
+      echo "train_real_speed: batch-tokens $t round $round ${bins[$i]}: $tok_s tgt tok/s (whole run $whole)" >&2
     done
   done
 done
@@ -70,8 +79,9 @@ python3 - "$results" "${bins[@]}" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 bins = sys.argv[2:]
-print(f"{'batch tokens':>12}  " + "  ".join(f"{b:>28}" for b in bins) + ("  ratio (last/first)" if len(bins) > 1 else ""))
+print(f"{'batch tokens':>12}  {'rate':>10}  " + "  ".join(f"{b:>36}" for b in bins) + ("  ratio (last/first)" if len(bins) > 1 else ""))
 for t in dict.fromkeys(r[0] for r in rows):
-    med = [statistics.median(float(r[2]) for r in rows if r[0] == t and int(r[1]) == i) for i in range(len(bins))]
-    print(f"{t:>12}  " + "  ".join(f"{m:>28.1f}" for m in med) + (f"  {med[-1] / med[0]:.3f}" if len(bins) > 1 else ""))
+    for col, name in ((2, "median"), (3, "whole run")):
+        med = [statistics.median(float(r[col]) for r in rows if r[0] == t and int(r[1]) == i) for i in range(len(bins))]
+        print(f"{t:>12}  {name:>10}  " + "  ".join(f"{m:>36.1f}" for m in med) + (f"  {med[-1] / med[0]:.3f}" if len(bins) > 1 else ""))
 PY
