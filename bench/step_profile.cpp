@@ -82,7 +82,7 @@ class TimingBackend final : public Backend {
     return s;
   }
 
-  tt::tensor::Device device() const override { return inner_.device(); }
+  tt::backend::Device device() const override { return inner_.device(); }
   std::string name() const override { return inner_.name(); }
   void* allocate(size_t bytes) override { return inner_.allocate(bytes); }
   void deallocate(void* p, size_t bytes) noexcept override { inner_.deallocate(p, bytes); }

@@ -302,7 +302,7 @@ int synthetic_main(const tt::cli::FlagNames& flag_for, const ModelConfig& config
   const int longest = std::max(o.src_len, o.tgt_len);
   tt::train::check_training_fits(
       config, {int64_t{o.batch_size} * longest, longest, f.precision == "bf16", "batch_size"},
-      backend->device() == tt::tensor::Device::cpu ? tt::nn::physical_memory_bytes() : 0);
+      backend->device() == tt::backend::Device::cpu ? tt::nn::physical_memory_bytes() : 0);
   const std::string precision_words = tt::train::use_precision(*backend, f.precision);
   tt::nn::Transformer model(config, *backend);
   if (!f.init.empty()) tt::io::load_model_weights(f.init, model.params());

@@ -139,7 +139,7 @@ int translate_main(int argc, char** argv) {
                                           w == 0 ? &invariant : nullptr);
   };
   auto backend = make_backend(0);
-  if (workers > 1 && backend->device() != tt::tensor::Device::cpu) {  // workers share weights in host memory
+  if (workers > 1 && backend->device() != tt::backend::Device::cpu) {  // workers share weights in host memory
     if (f.workers > 1)
       throw tt::ConfigError("--workers " + std::to_string(f.workers) + " runs on the CPU only, not on " +
                                 backend->name(), "use --workers 1 on a GPU, or --device cpu");

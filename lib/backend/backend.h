@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "tensor/device.h"
+#include "backend/device.h"
 
 namespace tt::backend {
 
@@ -45,7 +45,7 @@ struct MatrixStrides {
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual tensor::Device device() const = 0;
+  virtual Device device() const = 0;
   virtual std::string name() const = 0;  // "cpu (oneDNN, 2 threads)", "cuda:0 (NVIDIA H200)"
 
   // ---- memory --------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ Transformer::Transformer(const ModelConfig& config, backend::Backend& backend, U
 
 Transformer::Transformer(const Transformer& weights, backend::Backend& backend)
     : config_(weights.config_), usage_(Usage::inference), backend_(backend), impl_(std::make_unique<Impl>(backend)) {
-  if (backend.device() != tensor::Device::cpu || weights.backend_.device() != tensor::Device::cpu)
+  if (backend.device() != backend::Device::cpu || weights.backend_.device() != backend::Device::cpu)
     throw Error("a model's weights can be shared between CPU backends only");
   impl_->declare(params_, config_);
   params_.share_values(weights.params_);

@@ -85,7 +85,7 @@ CorpusRun::CorpusRun(const CorpusRunSpec& spec, backend::Backend& backend, dist:
   check_run_config(options_, config_);
   // Before anything is allocated or written: the model, its optimizer state and one batch must fit.
   BatchShape batch{options_.data.batch_tokens, options_.data.filter.max_len + 1, precision_ == "bf16"};
-  check_training_fits(config_, batch, backend_.device() == tensor::Device::cpu ? nn::physical_memory_bytes() : 0);
+  check_training_fits(config_, batch, backend_.device() == backend::Device::cpu ? nn::physical_memory_bytes() : 0);
   log_path_ = options_.log.empty() ? (fs::path(run_dir_) / "log.jsonl").string() : options_.log;
   if (comm_.is_root()) {
     take_run_dir();

@@ -78,7 +78,7 @@ void Trainer::all_reduce_grads() {
   const tensor::Tensor& grads = model_.params().grads();
   const int64_t n = grads.numel(), bucket = options_.bucket_floats;
   float* data = grads.f32();
-  if (grads.backend().device() == tensor::Device::cpu || comm_.accepts_device_memory()) {
+  if (grads.backend().device() == backend::Device::cpu || comm_.accepts_device_memory()) {
     for (int64_t begin = 0; begin < n; begin += bucket) comm_.all_reduce_sum(data + begin, std::min(bucket, n - begin));
     return;
   }

@@ -10,7 +10,7 @@ using namespace tt;
 
 TEST_CASE("make_backend builds the CPU backend and names its threads", "[backend][factory]") {
   auto be = backend::make_backend("cpu", 1);
-  CHECK(be->device() == tensor::Device::cpu);
+  CHECK(be->device() == backend::Device::cpu);
   const std::string isa = backend::cpu::supported_isas().back();
   CHECK(be->name() == "cpu (oneDNN, 1 thread, " + isa + " kernels)");
   auto all = backend::make_backend("cpu", 0);  // <= 0: all cores
@@ -25,7 +25,7 @@ TEST_CASE("make_backend rejects unknown devices and explains missing CUDA", "[ba
   CHECK_THROWS_AS(backend::make_backend("cuda:x", 1), ConfigError);
   if (!backend::cuda_available()) {
     auto be = backend::make_backend("auto", 1);
-    CHECK(be->device() == tensor::Device::cpu);
+    CHECK(be->device() == backend::Device::cpu);
   }
   // Without a usable GPU, "cuda" is a tt::Error (the build-without-CUDA message, or the CUDA error text).
   if (!backend::cuda_available()) {

@@ -13,11 +13,11 @@ using namespace tt::test;
 
 TEST_CASE("cuda backend: device, name and a missing device index", "[cuda]") {
   auto gpu = require_cuda();
-  CHECK(gpu->device() == tensor::Device::cuda);
+  CHECK(gpu->device() == backend::Device::cuda);
   CHECK(gpu->name().rfind("cuda:0 (", 0) == 0);
   CHECK_THROWS_AS(backend::make_cuda_backend(backend::cuda_device_count()), Error);
   CHECK_THROWS_AS(backend::make_cuda_backend(-1), Error);
-  CHECK(backend::make_backend("cuda", 0)->device() == tensor::Device::cuda);
+  CHECK(backend::make_backend("cuda", 0)->device() == backend::Device::cuda);
   CHECK(backend::cuda_available());
 }
 

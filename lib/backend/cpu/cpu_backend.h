@@ -32,7 +32,7 @@ class CpuBackend final : public Backend {
   int threads() const { return threads_; }
   const char* isa() const { return kernels_->isa; }
 
-  tensor::Device device() const override { return tensor::Device::cpu; }
+  Device device() const override { return Device::cpu; }
   std::string name() const override;
 
   void* allocate(size_t bytes) override;

@@ -35,7 +35,7 @@ class CudaBackend final : public Backend {
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
 
-  tensor::Device device() const override { return tensor::Device::cuda; }
+  Device device() const override { return Device::cuda; }
   std::string name() const override { return name_; }
   int device_index() const { return device_; }
   const CachingAllocator& allocator() const { return *allocator_; }
