@@ -49,8 +49,13 @@ out=$(cd "$out" && pwd)
 
 # The recipe: tiny preset (4+4 layers, d_model 128), a joint 8k SentencePiece vocabulary, token batches,
 # the inverse-square-root schedule with a peak learning rate (what short runs on small data want).
-vocab=8000 batch_tokens=2048 lr=0.0015 warmup=400 valid_every=400 dropout=0.1
-max_steps=${steps:-3000}  # 2,400 took 7.7 min on a Zen 4 with validation BLEU still rising: 3,000 fill ~10 min
+vocab=8000 batch_tokens=2048 lr=0.0015 warmup=400 valid_every=400 save_every=100 dropout=0.1
+# bf16 products where the CPU has them (AVX512-BF16 or AMX): on a Zen 4, 3,600 bf16 steps took 8.1 min and
+# 3,000 fp32 steps 9.8 (validation BLEU still rising at the end), and bf16 stayed within 0.2 test BLEU of fp32
+# at equal steps. A checkpoint every 100 steps: the last 5 averaged span 400 steps, not 1,600.
+precision=fp32 default_steps=3000
+if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then precision=bf16 default_steps=3600; fi
+max_steps=${steps:-$default_steps}
 if ((quick)); then
   vocab=1000 batch_tokens=2048 warmup=60 valid_every=100
   max_steps=${steps:-200}
@@ -74,11 +79,12 @@ if ((lines > 0 && lines < 1000)); then vocab=300; fi  # a few hundred lines hold
 run tt-tokenize train --input "$d/train.en" "$d/train.de" --model-prefix "$d/spm" --vocab-size "$vocab" \
   --model-type unigram --character-coverage 1.0 --threads "$threads" --quiet
 
-say "2. train a tiny Transformer en->de ($max_steps steps)"
+say "2. train a tiny Transformer en->de ($max_steps steps, $precision products)"
 started=$(date +%s)
 run tt-train --preset tiny --dropout "$dropout" --spm "$d/spm.model" --train "$d/train.en" "$d/train.de" --valid "$d/val.en" "$d/val.de" \
   --batch-tokens "$batch_tokens" --lr "$lr" --warmup-steps "$warmup" --max-steps "$max_steps" \
-  --valid-every "$valid_every" --keep-last 5 --threads "$threads" --seed 1 -o "$out/run"
+  --valid-every "$valid_every" --save-every "$save_every" --keep-last 5 --precision "$precision" \
+  --threads "$threads" --seed 1 -o "$out/run"
 train_minutes=$(awk -v s="$started" -v e="$(date +%s)" 'BEGIN { printf "%.1f", (e - s) / 60 }')
 
 say "3. average the last checkpoints, translate test2016"
@@ -112,7 +118,7 @@ say "summary"
 read -r gb gc <<<"$greedy"
 read -r bb bc <<<"$beam"
 cat <<SUMMARY
-tiny Transformer, Multi30k en->de, $max_steps steps in $train_minutes min on $threads threads ($(nproc) cores:
+tiny Transformer, Multi30k en->de, $max_steps steps ($precision) in $train_minutes min on $threads threads ($(nproc) cores:
 $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))
   test2016, greedy, averaged model:  BLEU $gb  chrF $gc
   test2016, beam 4, averaged model:  BLEU $bb  chrF $bc
