@@ -24,7 +24,7 @@ struct SampledCorpus {
 
 class SampledEpochs : public EpochCorpora {
  public:
-  // `sampling`: alpha, nbest and seed (epoch and corpus are set per load). Keeps references to the
+  // `sampling`: alpha, nbest and seed (epoch, corpus and fates are set per load). Keeps references to the
   // tokenizers. `threads`: for an epoch that was not prepared ahead (the first, a resumed one).
   SampledEpochs(std::vector<SampledCorpus> corpora, const data::SpmTokenizer& src_spm,
                 const data::SpmTokenizer& tgt_spm, const data::CorpusFilter& filter,
