@@ -95,20 +95,25 @@ void encode_line(std::vector<int>& out, const Side& side, const std::string& lin
   }
 }
 
-// `out` becomes the sample of a valid line keyed on `key`, or its best segmentation when the sample is
-// empty or longer than max_len (`out` holds the best already when have_best).
-void sample_line(std::vector<int>& out, std::vector<int>& sample, const Side& side, const std::string& line,
-                 size_t line_number, uint32_t key, const SubwordSampling& sampling, int max_len, bool have_best) {
+// The sampling keys of one line's two sides: Philox under the seed, counter = the line, stream = epoch and
+// corpus, so they depend on nothing else.
+util::Philox4 line_keys(const SubwordSampling& sampling, uint64_t line) {
+  const uint64_t stream = util::rng_stream(util::RngPurpose::segmentation, sampling.epoch, sampling.corpus);
+  return util::philox4x32(static_cast<uint32_t>(line), static_cast<uint32_t>(line >> 32), static_cast<uint32_t>(stream),
+                          static_cast<uint32_t>(stream >> 32), static_cast<uint32_t>(sampling.seed),
+                          static_cast<uint32_t>(sampling.seed >> 32));
+}
+
+// `out` becomes the sample of a kept line keyed on `key`, or its best segmentation when the sample is
+// empty or longer than max_len.
+void sample_line(std::vector<int>& out, const Side& side, const std::string& line, size_t line_number, uint32_t key,
+                 const SubwordSampling& sampling, int max_len) {
   try {
-    side.spm.sample_encode_ids(line, sampling.nbest, sampling.alpha, key, sample);
+    side.spm.sample_encode_ids(line, sampling.nbest, sampling.alpha, key, out);
   } catch (const Error& e) {
     throw FormatError(where(side, line_number), e);
   }
-  if (!sample.empty() && sample.size() <= static_cast<size_t>(max_len)) {
-    out.swap(sample);
-    return;
-  }
-  if (have_best) return;
+  if (!out.empty() && out.size() <= static_cast<size_t>(max_len)) return;
   encode_line(out, side, line, line_number);
   if (out.empty() || out.size() > static_cast<size_t>(max_len))  // kept when the run started: not this line
     throw FormatError(where(side, line_number) + "the line changed during the run",
@@ -134,20 +139,19 @@ void tokenise_part(Part& part, const std::vector<std::string>& src, const std::v
                    size_t begin, size_t end, size_t first_line, const Side& src_side, const Side& tgt_side,
                    const CorpusFilter& filter, const SubwordSampling& sampling) {
   const int32_t eos = static_cast<int32_t>(src_side.spm.eos_id());
-  const uint64_t stream = util::rng_stream(util::RngPurpose::segmentation, sampling.epoch, sampling.corpus);
-  const std::vector<LineFate>* known = sampling.on() ? sampling.fates : nullptr;
-  std::vector<int> s, t, sample;
+  std::vector<int> s, t;
   try {
     for (size_t i = begin; i < end; ++i) {
       const size_t line = first_line + i;
       LineFate fate;
-      if (known) {  // decided on the best segmentation before: only the samples are needed
-        if (line > known->size())
-          throw FormatError(where(src_side, line) + "the run started with " + std::to_string(known->size()) + " lines",
+      if (sampling.on()) {  // what to keep was decided on the best segmentation: only the samples are needed
+        const std::vector<LineFate>& known = *sampling.fates;
+        if (line > known.size())
+          throw FormatError(where(src_side, line) + "the run started with " + std::to_string(known.size()) + " lines",
                             "the files changed during the run; restore them, or start a new run");
         check_utf8(src_side, src[i], line);
         check_utf8(tgt_side, tgt[i], line);
-        fate = (*known)[line - 1];
+        fate = known[line - 1];
       } else {
         encode_line(s, src_side, src[i], line);
         encode_line(t, tgt_side, tgt[i], line);
@@ -159,12 +163,9 @@ void tokenise_part(Part& part, const std::vector<std::string>& src, const std::v
         continue;
       }
       if (sampling.on()) {
-        const util::Philox4 keys = util::philox4x32(
-            static_cast<uint32_t>(line), static_cast<uint32_t>(uint64_t{line} >> 32), static_cast<uint32_t>(stream),
-            static_cast<uint32_t>(stream >> 32), static_cast<uint32_t>(sampling.seed),
-            static_cast<uint32_t>(sampling.seed >> 32));
-        sample_line(s, sample, src_side, src[i], line, keys.v[0], sampling, filter.max_len, !known);
-        sample_line(t, sample, tgt_side, tgt[i], line, keys.v[1], sampling, filter.max_len, !known);
+        const util::Philox4 keys = line_keys(sampling, line);
+        sample_line(s, src_side, src[i], line, keys.v[0], sampling, filter.max_len);
+        sample_line(t, tgt_side, tgt[i], line, keys.v[1], sampling, filter.max_len);
       }
       const size_t ls = s.size(), lt = t.size();
       part.ids.insert(part.ids.end(), s.begin(), s.end());
@@ -219,6 +220,7 @@ ParallelCorpus ParallelCorpus::load(const std::string& src_path, const std::stri
     throw ConfigError("the maximum length ratio must be 0 (off) or at least 1, got " +
                       std::to_string(filter.max_len_ratio));
   }
+  if (sampling.on() && !sampling.fates) throw InternalError("subword sampling without the corpus's line fates");
   if (src_spm.eos_id() < 0) {
     throw ConfigError(src_spm.path() + ": SentencePiece model has no eos piece, which ends every source sentence",
                       "make one with 'tt-tokenize train', which writes tt's special ids");
@@ -280,7 +282,7 @@ ParallelCorpus ParallelCorpus::load(const std::string& src_path, const std::stri
     first_line += n;
     n = cancel && cancel->load() ? 0 : next_n;
   }
-  if (sampling.on() && sampling.fates && corpus.line_fates_.size() != sampling.fates->size())
+  if (sampling.on() && corpus.line_fates_.size() != sampling.fates->size())
     throw FormatError(src_path + ", " + tgt_path + ": " + std::to_string(corpus.line_fates_.size()) +
                           " lines where the run started with " + std::to_string(sampling.fates->size()),
                       "the files changed during the run; restore them, or start a new run");

@@ -25,19 +25,19 @@ struct CorpusFilter {
 // What load() did with one line: kept, or dropped as empty, too long or of too extreme a length ratio.
 enum class LineFate : uint8_t { kept, empty, too_long, ratio };
 
-// Subword sampling (Kudo 2018) for one epoch of training. Which pairs load() keeps is decided on the best
-// segmentation, so every epoch holds the same pairs; each kept side is then segmented anew by
-// SpmTokenizer::sample_encode_ids, keyed on (seed, epoch, corpus, line number, side) through Philox, so
-// an epoch's segmentation is the same on any thread count and after a resume. A sample longer than
-// max_len pieces falls back to the best segmentation.
+// Subword sampling (Kudo 2018) for one epoch of training. Which pairs load() keeps was decided on the best
+// segmentation by a load without sampling (its line_fates()), so every epoch holds the same pairs; each
+// kept side is segmented anew by SpmTokenizer::sample_encode_ids, keyed on (seed, epoch, corpus, line
+// number, side) through Philox, so an epoch's segmentation is the same on any thread count and after a
+// resume. A sample longer than max_len pieces falls back to the best segmentation, which is computed only
+// then.
 struct SubwordSampling {
   float alpha = 0;  // 0: off
   int nbest = -1;   // sample from the n best (-1: from all), as SentencePiece's nbest_size
   uint64_t seed = 0, epoch = 0;
   uint32_t corpus = 0;  // which of a run's corpora (0, 1, ...): each draws its own samples
-  // The same files' line_fates() from a load without sampling: what to keep is then known, and a line's
-  // best segmentation is computed only when its sample falls back to it (a third of the work less). Null:
-  // decided here. Files whose line count differs are a tt::FormatError.
+  // Required with sampling on: the same files' line_fates() from a load without sampling. Files whose line
+  // count differs, or a kept line that no longer fits, are a tt::FormatError.
   const std::vector<LineFate>* fates = nullptr;
   bool on() const { return alpha > 0; }
 };
@@ -56,7 +56,8 @@ class ParallelCorpus {
   // `threads` threads (the result does not depend on the thread count), then filters: a side with no
   // pieces -> dropped_empty, more than max_len pieces on a side -> dropped_long, length ratio above
   // max_len_ratio (when > 0) -> dropped_ratio. Reads in chunks, so raw text is never all in memory.
-  // With `sampling` on, the stored segmentation is its sample (the statistics count it). `cancel`, when
+  // With `sampling` on, the stored segmentation is its sample (the statistics count it) and the filters are
+  // the fates it carries, not decided again. `cancel`, when
   // set, stops the loading after the chunk in hand (the result is then incomplete; the caller drops it).
   static ParallelCorpus load(const std::string& src_path, const std::string& tgt_path, const SpmTokenizer& src_spm,
                              const SpmTokenizer& tgt_spm, const CorpusFilter& filter, int threads,

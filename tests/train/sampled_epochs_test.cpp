@@ -47,19 +47,21 @@ TEST_CASE("sampled epochs: each epoch is its keyed segmentation, prepared ahead 
   SubwordSampling sampling;
   sampling.alpha = 0.2f;
   sampling.seed = 5;
-  // What epoch e must hold: each corpus loaded with its own (epoch, corpus) key, one after the other.
-  auto expected = [&](int64_t epoch) {
-    SubwordSampling s = sampling;
-    s.epoch = static_cast<uint64_t>(epoch);
-    ParallelCorpus c = ParallelCorpus::load(en, de, spm, spm, filter, 1, s);
-    s.corpus = 1;
-    c.append(ParallelCorpus::load(en10, de10, spm, spm, filter, 1, s));
-    return all_ids(c);
-  };
   auto fates = [&](const std::string& src, const std::string& tgt) {
     return ParallelCorpus::load(src, tgt, spm, spm, filter, 1).line_fates();
   };
   const std::vector<SampledCorpus> corpora{{en, de, fates(en, de)}, {en10, de10, fates(en10, de10)}};
+  // What epoch e must hold: each corpus loaded with its own (epoch, corpus) key, one after the other.
+  auto expected = [&](int64_t epoch) {
+    SubwordSampling s = sampling;
+    s.epoch = static_cast<uint64_t>(epoch);
+    s.fates = &corpora[0].fates;
+    ParallelCorpus c = ParallelCorpus::load(en, de, spm, spm, filter, 1, s);
+    s.corpus = 1;
+    s.fates = &corpora[1].fates;
+    c.append(ParallelCorpus::load(en10, de10, spm, spm, filter, 1, s));
+    return all_ids(c);
+  };
   SampledEpochs epochs(corpora, spm, spm, filter, sampling, 2);
   CHECK(all_ids(epochs.at(0)) == expected(0));
   CHECK(all_ids(epochs.at(1)) == expected(1));  // prepared in the background
