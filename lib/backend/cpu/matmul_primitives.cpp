@@ -29,7 +29,8 @@ MatmulPrimitives::Entry* MatmulPrimitives::get(const Key& key, const dnnl::memor
       throw dnnl::error(dnnl_unimplemented, "ref");
     if (entries_.size() >= kMaxEntries) entries_.clear();
     using dnnl::memory;
-    Entry e{dnnl::matmul(pd), memory(a, engine_, nullptr), memory(b, engine_, nullptr), memory(c, engine_, nullptr), {}};
+    Entry e{dnnl::matmul(pd), memory(a, engine_, nullptr), memory(b, engine_, nullptr), memory(c, engine_, nullptr),
+            {}};
     e.args = {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}};  // handles shared with e.a/b/c
     return &entries_.emplace(key, std::move(e)).first->second;
   } catch (const dnnl::error&) {
