@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/model_dir.h"
+#include "io/output_dir.h"
 #include "io/safetensors.h"
 #include "nn/config.h"
 #include "util/atomic_dir.h"
@@ -119,20 +120,6 @@ void check_same_tensors(const SafetensorsReader& first, const SafetensorsReader&
                         "only checkpoints of the same model can be averaged");
 }
 
-// An existing output may be replaced only if it is empty or a model directory (not a run directory,
-// not a link, not some other folder the user would not want deleted).
-void check_replaceable(const std::string& out) {
-  std::error_code ec;
-  if (fs::is_symlink(out, ec))
-    throw IoError("refusing to replace " + out + ": it is a symbolic link", "write the average to a new directory");
-  if (!fs::is_directory(out, ec))
-    throw IoError("refusing to replace " + out + ": it is not a directory", "write the average to a new directory");
-  const bool empty = fs::is_empty(out, ec);
-  if (!empty && (!fs::exists(join(out, config_file_name), ec) || fs::exists(join(out, "checkpoints"), ec)))
-    throw IoError("refusing to replace " + out + ": it is not a tt model directory",
-                  "write the average to a new directory");
-}
-
 }  // namespace
 
 AverageResult average_model_dirs(const std::string& out_given, const std::vector<std::string>& sources,
@@ -169,11 +156,7 @@ AverageResult average_model_dirs(const std::string& out_given, const std::vector
       throw FormatError(readers[0]->path() + ": tensor '" + e.name + "' is " + st_dtype_name(e.dtype) +
                             "; only F32 weights can be averaged",
                         "is this a model.safetensors written by tt?");
-  if (fs::exists(fs::symlink_status(out, ec))) {
-    if (!options.replace)
-      throw IoError("output directory " + out + " already exists", "choose a new directory or remove it first");
-    check_replaceable(out);
-  }
+  check_output_dir(out, options.replace, {config_file_name}, "a tt model directory");
 
   // 2. The mean, tensor by tensor: sums in double (float would drop small terms), rounded to F32 once.
   AverageResult result;
