@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A second opinion from an independent engine: converts a tt model directory to CTranslate2
-# (../shared/bench/tt_to_ct2.py), translates the same input with tt-translate and with CTranslate2 at the
+# (tt-convert export-ct2), translates the same input with tt-translate and with CTranslate2 at the
 # same beam, length penalty (tt's `power` form = CTranslate2's length_penalty) and length limits, and
 # prints the share of identical output lines, for greedy search and beam 4 (issue 8, "Exactness").
 #
@@ -11,8 +11,8 @@
 #     N          translate the first N lines only (default: all)
 # environment:
 #   BEAMS="1 4"  ALPHA=0.6  MAX_LEN_A=1  MAX_LEN_B=50  MIN_LEN=0  THREADS=2  BATCH=32
-#   TT_BIN=build/bin (tt-translate, tt-tokenize)   BENCH_DIR=where tt_to_ct2.py lives
-#   CT2_VENV=${TMPDIR:-/tmp}/tt-ct2-venv (PyPI ctranslate2, safetensors, numpy; made on first use)
+#   TT_BIN=build/bin (tt-translate, tt-tokenize, tt-convert)
+#   CT2_VENV=${TMPDIR:-/tmp}/tt-ct2-venv (PyPI ctranslate2; made on first use)
 #   STRICT=1     exit 1 unless greedy agrees on every line and beam search on >= 99 % of lines
 #   TT_SEARCH_FLAGS="--full-beam"  tt-translate's search flags (empty: tt's default, shrinking beam)
 #
@@ -37,18 +37,14 @@ beams=${BEAMS:-"1 4"}
 alpha=${ALPHA:-0.6} len_a=${MAX_LEN_A:-1} len_b=${MAX_LEN_B:-50} min_len=${MIN_LEN:-0}
 threads=${THREADS:-2} batch=${BATCH:-32}
 bin=${TT_BIN:-$repo/build/bin}
-for tool in tt-translate tt-tokenize; do
+for tool in tt-translate tt-tokenize tt-convert; do
   [[ -x $bin/$tool ]] || { echo "check-ct2: $bin/$tool not found; build it or set TT_BIN" >&2; exit 2; }
 done
-for dir in "${BENCH_DIR:-}" /work/shared/bench "$repo/../shared/bench"; do
-  if [[ -n $dir && -f $dir/tt_to_ct2.py ]]; then bench=$(cd "$dir" && pwd); break; fi
-done
-[[ -n ${bench:-} ]] || { echo "check-ct2: cannot find tt_to_ct2.py; set BENCH_DIR" >&2; exit 2; }
 
 venv=${CT2_VENV:-${TMPDIR:-/tmp}/tt-ct2-venv}
-if ! "$venv/bin/python" -c 'import ctranslate2, safetensors, numpy' 2>/dev/null; then
+if ! "$venv/bin/python" -c 'import ctranslate2' 2>/dev/null; then
   echo "check-ct2: making a venv with ctranslate2 in $venv" >&2
-  python3 -m venv "$venv" && "$venv/bin/pip" install -q ctranslate2 safetensors numpy >&2
+  python3 -m venv "$venv" && "$venv/bin/pip" install -q ctranslate2 >&2
 fi
 py=$venv/bin/python
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -58,38 +54,36 @@ read -r spm max_positions < <("$py" - "$model/config.json" <<'EOF'
 import json, os, sys
 c = json.load(open(sys.argv[1]))
 v = c.get('vocab') or {}
-s, t = v.get('source'), v.get('target')
-if s and s != t:
-    sys.exit('check-ct2: separate source/target vocabularies are not supported here (tt_to_ct2.py takes them; this script does not)')
+s = v.get('source')
 print(os.path.join(os.path.dirname(sys.argv[1]), s) if s else '-', c['model']['max_positions'])
 EOF
 )
 if [[ $n -gt 0 ]]; then head -n "$n" "$src" >"$tmp/src"; else cp "$src" "$tmp/src"; fi
-convert=("$py" "$bench/tt_to_ct2.py" "$model" "$tmp/ct2")
 if [[ $spm != - ]]; then
   format=pieces
   "$bin/tt-tokenize" encode -m "$spm" --threads "$threads" <"$tmp/src" >"$tmp/in"
-  "$bin/tt-tokenize" vocab -m "$spm" | cut -f2,3 >"$tmp/spm.vocab"
-  convert+=(--vocab "$tmp/spm.vocab")
 else
   format=ids
   cp "$tmp/src" "$tmp/in"
 fi
-"${convert[@]}" >&2
+"$bin/tt-convert" export-ct2 "$model" -o "$tmp/ct2" >&2
 lines=$(wc -l <"$tmp/in")
 
 cat >"$tmp/ct2_run.py" <<'EOF'
 # CTranslate2 with tt-translate's search settings: per-sentence max length (sentences grouped by length so
 # that one translate_batch call shares one limit), </s> kept in the hypothesis so that the power length
 # penalty divides by the same L as tt's (tokens + </s>), then stripped.
-import json, math, sys
+import json, math, os, sys
 import ctranslate2
 model, inp, out, scores, fmt, beam, alpha, a, b, min_len, threads, batch, max_pos = sys.argv[1:]
 beam, threads, batch, min_len, b, max_pos = map(int, (beam, threads, batch, min_len, b, max_pos))
 alpha, a = float(alpha), float(a)
 tr = ctranslate2.Translator(model, device='cpu', compute_type='float32', inter_threads=1, intra_threads=threads)
-vocab = json.load(open(f'{model}/shared_vocabulary.json'))
-index = {p: i for i, p in enumerate(vocab)}
+def vocabulary(side):
+    path = f'{model}/shared_vocabulary.json'
+    return json.load(open(path if os.path.exists(path) else f'{model}/{side}_vocabulary.json'))
+vocab, target_vocab = vocabulary('source'), vocabulary('target')
+index = {p: i for i, p in enumerate(target_vocab)}
 src = []
 for line in open(inp, encoding='utf-8'):
     toks = line.split()

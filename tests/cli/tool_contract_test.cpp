@@ -51,6 +51,8 @@ const std::vector<Contract> kContracts = {
     {"tt-attnviz", "-m {tmodel} --max-len-b 3 --threads 1 -q < {text}", {"-m {tmodel} -i {input}"}, "-m {tmodel}"},
     // tt-average writes a directory, not stdout, and reads no stdin.
     {"tt-average", "", {"{input} {tmodel} -o {dir}/never"}, ""},
+    // tt-convert writes a directory, not stdout, and reads no stdin.
+    {"tt-convert", "", {"export-ct2 {input} -o {dir}/never"}, ""},
 };
 
 std::vector<std::string> tool_names() {
@@ -221,6 +223,7 @@ const std::vector<OutputPath> kOutputPaths = {
     {"tt-translate", "-m {tmodel} --max-len-b 3 --threads 1 -q --scores-file {out} < {text} > /dev/null", "", false},
     {"tt-tokenize", "train -i {corpus} -o {out} --vocab-size 40 --threads 1", ".model", false},
     {"tt-average", "{tmodel} --force -o {out}", "", true, false},
+    {"tt-convert", "export-ct2 {tmodel} --force -o {out}", "", true, false},
     {"tt-train",
      "--preset tiny --layers 1 --vocab-size 60 --synthetic-steps 1 --batch-size 2 --src-len 4 --tgt-len 4 "
      "--threads 1 -q -o {out}",
@@ -349,6 +352,7 @@ const std::vector<std::string> kModelReaders = {
     "tt-translate -m {m} --beam 1 --threads 1 -q < {text}",
     "tt-attnviz -m {m} --threads 1 -q < {text}",
     "tt-average {m} {tmodel} -o {dir}/never",
+    "tt-convert export-ct2 {m} -o {dir}/never",
 };
 
 std::string reader_command(const std::string& line, const std::string& model) {

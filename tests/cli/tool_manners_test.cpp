@@ -194,7 +194,7 @@ TEST_CASE("subcommands are documented and completed as whole words, and only rea
     help_of(name, options, subcommands);
     const Docs d = read_docs(name);
     const std::string raw_man = tt::test::read_file(std::string(TT_SOURCE_DIR) + "/man/" + name + ".1");
-    const std::set<std::string> man_sections = matches(raw_man, R"((?:^|\n)\.SS ([a-z][a-z-]*)\r?(?:\n|$))");
+    const std::set<std::string> man_sections = matches(raw_man, R"((?:^|\n)\.SS ([a-z][a-z0-9-]*)\r?(?:\n|$))");
     for (const auto& sub : subcommands) {
       INFO(name << " subcommand " << sub);
       CHECK(man_sections.count(sub) == 1);  // its own ".SS sub" section

@@ -131,7 +131,7 @@ TEST_CASE("tt-average refuses to write inside a run's checkpoints folder, where 
           "[tt-average]") {
   tt::test::TmpDir tmp;
   const std::string run = make_run(tmp);
-  for (const std::string out : {run + "/checkpoints/step-000999", run + "/./checkpoints/avg"}) {
+  for (const std::string& out : {run + "/checkpoints/step-000999", run + "/./checkpoints/avg"}) {
     auto r = run_command(tool("tt-average") + " --last 2 " + quoted(run) + " -o " + quoted(out));
     INFO(r.err);
     CHECK(r.status == 2);

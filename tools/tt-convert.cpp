@@ -1,0 +1,71 @@
+// tt-convert: model files in other forms. `export-ct2` writes a CTranslate2 model directory from a tt model
+// directory (io/ct2_export.h).
+#include <iostream>
+#include <string>
+
+#include "cli/app.h"
+#include "cli/common_options.h"
+#include "cli/run_tool.h"
+#include "io/ct2_export.h"
+#include "util/error.h"
+
+namespace {
+
+const char* const kSubcommands = "export-ct2";
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "tt-convert: error: " << message << "\n"
+            << "Run 'tt-convert --help' for usage.\n";
+  throw tt::cli::ExitRequest{2};
+}
+
+struct Paths {
+  std::string model, output;
+  bool force = false;
+};
+
+void add_paths(CLI::App* sub, Paths& p, const std::string& output_help) {
+  sub->add_option("model", p.model, "tt model directory (config.json, model.safetensors)")->required()->type_name("MODEL");
+  sub->add_option("-o,--output", p.output, output_help)->required()->type_name("OUT");
+  sub->add_flag("--force", p.force, "Replace OUT if it exists (only an empty directory or one of the same kind)");
+}
+
+int export_ct2(const Paths& p, bool quiet) {
+  tt::io::Ct2ExportOptions options;
+  options.replace = p.force;
+  const tt::io::Ct2ExportResult r = tt::io::export_ct2(p.model, p.output, options);
+  if (!quiet) {
+    std::cerr << "tt-convert: wrote " << p.output << " (CTranslate2: " << r.variables << " variables, " << r.aliases
+              << (r.aliases == 1 ? " alias; " : " aliases; ");
+    for (size_t i = 0; i < r.files.size(); ++i) std::cerr << (i ? ", " : "") << r.files[i];
+    std::cerr << ")\n";
+    if (r.named_ids)
+      std::cerr << "tt-convert: note: the model has no SentencePiece model; its vocabulary names the ids "
+                   "<pad> <unk> <s> </s> t4 t5 ...\n";
+  }
+  return 0;
+}
+
+int convert_main(int argc, char** argv) {
+  CLI::App app{"Convert tt model directories: export them to CTranslate2."};
+  tt::cli::configure_app(app, "tt-convert");
+  app.require_subcommand(0, 1);
+  app.fallthrough();
+  tt::cli::CommonOptions common;
+  tt::cli::add_quiet_flag(app, common, "Print nothing on stderr but errors");
+
+  Paths ct2;
+  auto* ct2_cmd = app.add_subcommand("export-ct2", "Write a CTranslate2 model directory (model.bin, config.json, vocabulary)");
+  add_paths(ct2_cmd, ct2, "Write the CTranslate2 model directory here");
+
+  const std::string first = argc > 1 ? argv[1] : "-";
+  if (first[0] != '-' && first != "export-ct2")
+    usage_error("unknown subcommand '" + first + "' (expected " + kSubcommands + ")");
+  tt::cli::parse(app, argc, argv);
+  if (app.get_subcommands().empty()) usage_error(std::string("a subcommand is required: ") + kSubcommands);
+  return export_ct2(ct2, common.quiet);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return tt::cli::run_tool("tt-convert", argc, argv, &convert_main); }
