@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Translation speed: tt-translate beside CTranslate2 (PyPI, in a throwaway venv) on the same weights
-# (../shared/bench/tt_to_ct2.py), same input, beam 4, batch 32, 2 threads, run ALTERNATELY in one go
+# (tt-convert export-ct2), same input, beam 4, batch 32, 2 threads, run ALTERNATELY in one go
 # (tt, CTranslate2, tt, ...) because the machine is shared and noisy: quote the ratio (issue 8, "Speed").
 #
 # usage: bench/translate_speed.sh [MULTI30K_MODEL_DIR]
@@ -24,8 +24,8 @@
 #                         thread, or two batches at once on one thread each)
 #   CT2_INTER="1"         CTranslate2 inter_threads values to run (intra_threads = THREADS / inter), e.g. "1 2"
 #   CASES="base multi30k" which cases to run (multi30k needs the model dir argument)
-#   TT_BIN=build/bin (tt-translate, tt-train, tt-tokenize)   BENCH_DIR=where tt_to_ct2.py lives
-#   CT2_VENV=${TMPDIR:-/tmp}/tt-ct2-venv (ctranslate2, safetensors, numpy; made on first use)
+#   TT_BIN=build/bin (tt-translate, tt-train, tt-tokenize, tt-convert)
+#   CT2_VENV=${TMPDIR:-/tmp}/tt-ct2-venv (ctranslate2; made on first use)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 m30k_model=${1:-}
@@ -36,20 +36,16 @@ workers=${WORKERS:-1} ct2_inter=${CT2_INTER:-1}
 cases=${CASES:-"base multi30k"}
 ((len >= 2)) || { echo "translate_speed: LEN must be at least 2" >&2; exit 2; }
 bin=${TT_BIN:-$repo/build/bin}
-for tool in tt-translate tt-train tt-tokenize; do
+for tool in tt-translate tt-train tt-tokenize tt-convert; do
   [[ -x $bin/$tool ]] || { echo "translate_speed: $bin/$tool not found; build it or set TT_BIN" >&2; exit 2; }
 done
-for dir in "${BENCH_DIR:-}" /work/shared/bench "$repo/../shared/bench"; do
-  if [[ -n $dir && -f $dir/tt_to_ct2.py ]]; then bench=$(cd "$dir" && pwd); break; fi
-done
-[[ -n ${bench:-} ]] || { echo "translate_speed: cannot find tt_to_ct2.py; set BENCH_DIR" >&2; exit 2; }
 for dir in /work/shared/data/wmt "$repo/../shared/data/wmt"; do
   if [[ -f $dir/newstest2014.en ]]; then newstest=$dir/newstest2014.en; break; fi
 done
 venv=${CT2_VENV:-${TMPDIR:-/tmp}/tt-ct2-venv}
-if ! "$venv/bin/python" -c 'import ctranslate2, safetensors, numpy' 2>/dev/null; then
+if ! "$venv/bin/python" -c 'import ctranslate2' 2>/dev/null; then
   echo "translate_speed: making a venv with ctranslate2 in $venv" >&2
-  python3 -m venv "$venv" && "$venv/bin/pip" install -q ctranslate2 safetensors numpy >&2
+  python3 -m venv "$venv" && "$venv/bin/pip" install -q ctranslate2 >&2
 fi
 py=$venv/bin/python
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -178,14 +174,13 @@ if [[ " $cases " == *" base "* ]]; then
   # One step on a 1 x 2 -> 2 batch: the weights stay (almost) the random initialisation.
   "$bin/tt-train" --preset base --vocab-size 8000 --synthetic-steps 1 --batch-size 1 --src-len 2 --tgt-len 2 \
     --threads "$threads" --quiet -o "$work/base" >/dev/null
-  "$py" "$bench/tt_to_ct2.py" "$work/base" "$work/base.ct2" >&2
+  "$bin/tt-convert" export-ct2 "$work/base" -o "$work/base.ct2" >&2
   bench base "$work/base" "$work/base.ct2" ids "$work/base.ids" "$len"
 fi
 if [[ " $cases " == *" multi30k "* && -n $m30k_model ]]; then
   spm=$("$py" -c 'import json, os, sys; d = sys.argv[1]; print(os.path.join(d, json.load(open(d + "/config.json"))["vocab"]["source"]))' "$m30k_model")
   gzip -dc "$repo/data/multi30k/test2016.en.gz" | "$bin/tt-tokenize" encode -m "$spm" --threads "$threads" >"$work/m30k.pieces"
-  "$bin/tt-tokenize" vocab -m "$spm" | cut -f2,3 >"$work/m30k.vocab"
-  "$py" "$bench/tt_to_ct2.py" "$m30k_model" "$work/m30k.ct2" --vocab "$work/m30k.vocab" >&2
+  "$bin/tt-convert" export-ct2 "$m30k_model" -o "$work/m30k.ct2" >&2
   bench multi30k "$m30k_model" "$work/m30k.ct2" pieces "$work/m30k.pieces" 0
 fi
 echo "cpu: $cpu; flags: $flags"
