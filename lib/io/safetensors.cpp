@@ -26,6 +26,8 @@ bool parse_dtype(const std::string& s, StDType* out) {
   if (s == "F32") *out = StDType::f32;
   else if (s == "I32") *out = StDType::i32;
   else if (s == "I64") *out = StDType::i64;
+  else if (s == "I8") *out = StDType::i8;
+  else if (s == "BF16") *out = StDType::bf16;
   else return false;
   return true;
 }
@@ -43,6 +45,8 @@ std::string st_dtype_name(StDType t) {
     case StDType::f32: return "F32";
     case StDType::i32: return "I32";
     case StDType::i64: return "I64";
+    case StDType::i8: return "I8";
+    case StDType::bf16: return "BF16";
   }
   return "?";
 }
@@ -52,6 +56,8 @@ size_t st_dtype_size(StDType t) {
     case StDType::f32: return 4;
     case StDType::i32: return 4;
     case StDType::i64: return 8;
+    case StDType::i8: return 1;
+    case StDType::bf16: return 2;
   }
   return 0;
 }
@@ -166,7 +172,7 @@ SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) 
     auto dtype = value.find("dtype");
     if (dtype == value.end() || !dtype->is_string()) fail(where + "missing dtype");
     if (!parse_dtype(dtype->get<std::string>(), &e.dtype))
-      fail(where + "unsupported dtype " + dtype->dump() + " (tt reads F32, I32, I64)");
+      fail(where + "unsupported dtype " + dtype->dump() + " (tt reads F32, BF16, I8, I32, I64)");
     auto shape = value.find("shape");
     if (shape == value.end() || !shape->is_array()) fail(where + "missing shape");
     uint64_t numel = 1;

@@ -1,7 +1,8 @@
 // safetensors (https://github.com/huggingface/safetensors), tt's weight format: an 8-byte little-endian
 // header length N, N bytes of JSON {"name": {"dtype", "shape", "data_offsets": [begin, end]}, ...,
 // "__metadata__": {str: str}}, then the tensor bytes (offsets relative to the end of the header).
-// Our own small reader/writer: tt needs F32 (weights, optimizer state) and I32/I64 (steps, ids).
+// Our own small reader/writer: tt needs F32 (weights, optimizer state), I32/I64 (steps, ids), and I8 / BF16
+// (weights stored quantized by tt-convert quantize).
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,9 @@
 
 namespace tt::io {
 
-enum class StDType { f32, i32, i64 };
+enum class StDType { f32, i32, i64, i8, bf16 };
 
-std::string st_dtype_name(StDType t);  // "F32", "I32", "I64"
+std::string st_dtype_name(StDType t);  // "F32", "I32", "I64", "I8", "BF16"
 size_t st_dtype_size(StDType t);
 
 // One tensor to write; `data` points to numel(shape) * size(dtype) bytes on the host.
