@@ -1,5 +1,6 @@
-// tt-convert: model files in other forms. `export-ct2` writes a CTranslate2 model directory from a tt model
-// directory (io/ct2_export.h).
+// tt-convert: model files in other forms. `quantize` stores a model's product weights as int8 or bf16
+// (io/quantized_model.h); `export-ct2` writes a CTranslate2 model directory (io/ct2_export.h).
+#include <cstdio>
 #include <iostream>
 #include <string>
 
@@ -7,11 +8,12 @@
 #include "cli/common_options.h"
 #include "cli/run_tool.h"
 #include "io/ct2_export.h"
+#include "io/quantized_model.h"
 #include "util/error.h"
 
 namespace {
 
-const char* const kSubcommands = "export-ct2";
+const char* const kSubcommands = "quantize or export-ct2";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::cerr << "tt-convert: error: " << message << "\n"
@@ -46,23 +48,46 @@ int export_ct2(const Paths& p, bool quiet) {
   return 0;
 }
 
+std::string megabytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return text;
+}
+
+int quantize(const Paths& p, const std::string& type, bool quiet) {
+  const tt::io::QuantizeResult r = tt::io::quantize_model_dir(p.model, p.output, type, p.force);
+  if (!quiet)
+    std::cerr << "tt-convert: wrote " << p.output << " (" << r.quantized << " weight matrices as " << type << "; "
+              << "weights " << megabytes(r.bytes_in) << " -> " << megabytes(r.bytes_out) << ")\n";
+  return 0;
+}
+
 int convert_main(int argc, char** argv) {
-  CLI::App app{"Convert tt model directories: export them to CTranslate2."};
+  CLI::App app{"Convert tt model directories: quantize their weights, export them to CTranslate2."};
   tt::cli::configure_app(app, "tt-convert");
   app.require_subcommand(0, 1);
   app.fallthrough();
   tt::cli::CommonOptions common;
   tt::cli::add_quiet_flag(app, common, "Print nothing on stderr but errors");
 
+  Paths q;
+  std::string type;
+  auto* quantize_cmd = app.add_subcommand("quantize", "Store the weights of the products as int8 or bf16 (tt-translate loads them as they are)");
+  add_paths(quantize_cmd, q, "Write the quantized model directory here");
+  quantize_cmd->add_option("--type", type, "int8 (one scale per row) or bf16")
+      ->required()
+      ->check(CLI::IsMember({"int8", "bf16"}));
+
   Paths ct2;
   auto* ct2_cmd = app.add_subcommand("export-ct2", "Write a CTranslate2 model directory (model.bin, config.json, vocabulary)");
   add_paths(ct2_cmd, ct2, "Write the CTranslate2 model directory here");
 
   const std::string first = argc > 1 ? argv[1] : "-";
-  if (first[0] != '-' && first != "export-ct2")
+  if (first[0] != '-' && first != "quantize" && first != "export-ct2")
     usage_error("unknown subcommand '" + first + "' (expected " + kSubcommands + ")");
   tt::cli::parse(app, argc, argv);
   if (app.get_subcommands().empty()) usage_error(std::string("a subcommand is required: ") + kSubcommands);
+  if (*quantize_cmd) return quantize(q, type, common.quiet);
   return export_ct2(ct2, common.quiet);
 }
 

@@ -132,6 +132,23 @@ int translate_main(int argc, char** argv) {
     configs.push_back(tt::io::load_model_config(f.models[i], &full_configs[i]));
     max_d_model = std::max(max_d_model, configs.back().d_model);
   }
+  // A model stored quantized (tt-convert quantize) runs at its stored type unless told otherwise.
+  if (!app.count("--compute-type")) {
+    const std::string stored = tt::io::stored_weight_type(full_configs[0], f.models[0] + "/config.json");
+    bool same = true;
+    for (size_t i = 1; i < f.models.size(); ++i)
+      same = same && tt::io::stored_weight_type(full_configs[i], f.models[i] + "/config.json") == stored;
+    if (same) f.compute_type = stored;
+    if (same && stored == "bf16") {  // a CPU without bf16 products runs it dequantized
+      try {
+        tt::cli::make_decoding_backend(common.device, 1, stored);
+      } catch (const tt::ConfigError& e) {
+        if (!common.quiet)
+          std::fprintf(stderr, "tt-translate: note: %s; running the bf16 model at float32\n", e.what());
+        f.compute_type = "float32";
+      }
+    }
+  }
   int workers = f.workers > 0 ? f.workers : tt::cli::auto_workers(max_d_model, threads);
   bool invariant = false;
   auto make_backend = [&](int w) {
@@ -147,13 +164,14 @@ int translate_main(int argc, char** argv) {
     backend = make_backend(0);
   }
   std::vector<std::unique_ptr<tt::nn::Transformer>> owned;
+  std::vector<tt::io::AdoptedWeights> adopted;  // weights stored quantized, taken as they are
   std::vector<tt::nn::Transformer*> models;
   Vocab vocab;
   std::string target_spm_bytes;
   for (size_t i = 0; i < f.models.size(); ++i) {
     const nlohmann::json& full = full_configs[i];
     owned.push_back(std::make_unique<tt::nn::Transformer>(configs[i], *backend, tt::nn::Usage::inference));
-    tt::io::load_model_weights(f.models[i], owned.back()->params());
+    adopted.push_back(tt::io::load_model_weights(f.models[i], owned.back()->params(), backend.get()));
     models.push_back(owned.back().get());
     const bool needs_spm = o.input_format != tt::decode::TextFormat::ids ||
                            o.output_format != tt::decode::TextFormat::ids;
@@ -178,6 +196,7 @@ int translate_main(int argc, char** argv) {
   std::vector<std::vector<tt::nn::Transformer*>> replicas;
   for (int w = 1; w < workers; ++w) {
     worker_backends.push_back(make_backend(w));
+    for (const auto& weights : adopted) tt::io::adopt_weights(*worker_backends.back(), weights);
     std::vector<tt::nn::Transformer*> replica;
     for (const auto& m : owned) {
       worker_models.push_back(std::make_unique<tt::nn::Transformer>(*m, *worker_backends.back()));

@@ -33,6 +33,8 @@ struct DropoutKey {
 // the same way: only the products against weights take bf16 operands.
 enum class MatmulPrecision { fp32, bf16, int8 };
 
+struct QuantizedWeight;  // backend/quantized_weight.h
+
 // Strides (in elements) of a batched matrix operand with two batch dimensions [b1, b2, rows, cols]:
 // element (i1, i2, r, c) is at i1*batch1 + i2*batch2 + r*ld + c. Lets attention run straight on the
 // [B, T, H, Dh] projections without transposing copies.
@@ -51,6 +53,13 @@ class Backend {
   // ---- memory --------------------------------------------------------------------------------------
   virtual void* allocate(size_t bytes) = 0;  // aligned to 64 bytes; throws tt::Error when out of memory
   virtual void deallocate(void* ptr, size_t bytes) noexcept = 0;
+  // Memory that already reads as zeros, for buffers made once and kept (weights, gradients, optimizer
+  // state), or nullptr where this backend has nothing cheaper than allocate() and zeroing (the caller then
+  // zeroes). On the CPU: fresh pages from the OS, backed only once written. Freed by deallocate().
+  virtual void* allocate_zeroed(size_t /*bytes*/) { return nullptr; }
+  // The values in [ptr, ptr + bytes) of an allocation are no longer needed: the memory may go back to the
+  // OS (it then reads as zeros, until written).
+  virtual void discard(void* /*ptr*/, size_t /*bytes*/) {}
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void copy(void* dst, const void* src, size_t bytes) = 0;  // device to device
@@ -70,6 +79,14 @@ class Backend {
   virtual MatmulPrecision matmul_precision() const { return MatmulPrecision::fp32; }
   // What runs the products, for logs ("avx512_core_bf16", "avx512_core_amx"); empty if not known.
   virtual std::string matmul_isa() const { return ""; }
+  // A weight stored quantized (tt-convert quantize): a backend whose products against this weight run in
+  // w->type (row-invariant mode at that precision) takes w and reads it instead of the fp32 values at
+  // `slot` [w->N, w->K] (dense rows), which it then never reads, so the caller need not write them. Returns
+  // false where it would not (another precision or device): the caller writes w's dequantized values into
+  // the slot instead. Set the mode first.
+  virtual bool adopt_quantized_weight(const float* /*slot*/, std::shared_ptr<const QuantizedWeight> /*w*/) {
+    return false;
+  }
   // Weights mirrored in bf16 (no effect in fp32): converts values[0, n) once, and until release, any bf16
   // product operand lying inside that range is read from the copy instead of being converted again. The
   // caller must not change the values while the copy is held (the trainer holds it for one step's

@@ -9,6 +9,7 @@
 #include "io/model_dir.h"
 #include "io/model_vocab.h"
 #include "io/output_dir.h"
+#include "io/quantized_model.h"
 #include "io/safetensors.h"
 #include "nn/config.h"
 #include "nn/positional.h"
@@ -178,6 +179,10 @@ void write_json(const std::string& path, const nlohmann::json& j, bool final_new
 Ct2ExportResult export_ct2(const std::string& model_dir, const std::string& out_dir, const Ct2ExportOptions& options) {
   nlohmann::json full;
   const nn::ModelConfig c = load_model_config(model_dir, &full);
+  const std::string stored = stored_weight_type(full, (fs::path(model_dir) / config_file_name).string());
+  if (stored != "float32")
+    throw FormatError(model_dir + ": the weights are stored as " + stored + " (tt-convert quantize)",
+                      "export the float32 model it was made from; CTranslate2 quantizes at load (compute_type)");
   Ct2ExportResult result;
   std::vector<std::string> source, target;
   if (full.contains("vocab")) {

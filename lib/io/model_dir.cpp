@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "backend/quantized_weight.h"
 #include "io/safetensors.h"
 #include "ops/copy.h"
 #include "util/atomic_dir.h"
@@ -64,23 +65,45 @@ void save_parameters(const std::string& path, const nn::ParameterSet& params,
   write_safetensors(path, refs, metadata);
 }
 
-void load_parameters(const std::string& path, const nn::ParameterSet& params) {
+AdoptedWeights load_parameters(const std::string& path, const nn::ParameterSet& params, backend::Backend* adopter) {
   if (!params.allocated()) throw InternalError("load_parameters: parameters are not allocated");
   SafetensorsReader reader(path);
   std::set<std::string> known;
-  for (const auto& p : params.all()) known.insert(p.name);
+  for (const auto& p : params.all()) {
+    known.insert(p.name);
+    const TensorEntry* e = reader.find(p.name);
+    if (e && e->dtype == StDType::i8) known.insert(scale_tensor_name(p.name));
+  }
   for (const auto& e : reader.tensors())
     if (!known.count(e.name))
       throw FormatError(path + ": tensor '" + e.name + "' is not a parameter of this model",
                         "the weights were saved from a different architecture; check config.json");
-  std::vector<float> host(static_cast<size_t>(params.flat_size()), 0.0f);  // alignment padding stays 0
+  // Tensor by tensor into its slot (the alignment padding between slots stays zero): no second copy of the
+  // whole model, and a slot whose weight a backend adopted is never written.
+  backend::Backend& device = params.values().backend();
+  std::vector<float> host;
+  AdoptedWeights adopted;
   for (const auto& p : params.all()) {
-    const TensorEntry& e = reader.expect(p.name, StDType::f32, dims(p.shape));
-    reader.read_raw(e, host.data() + p.offset);
-    require_finite(host.data() + p.offset, e.shape, path, p.name,
-                   "the weights are damaged or the training diverged; use another checkpoint");
+    float* slot = params.values().f32() + p.offset;
+    const TensorEntry* stored = reader.find(p.name);
+    host.resize(static_cast<size_t>(p.shape.numel()));
+    if (stored && (stored->dtype == StDType::i8 || stored->dtype == StDType::bf16)) {
+      auto w = read_quantized_weight(reader, p.name, dims(p.shape));
+      if (adopter && adopter->adopt_quantized_weight(slot, w)) {
+        device.discard(slot, host.size() * sizeof(float));
+        adopted.emplace_back(slot, std::move(w));
+        continue;
+      }
+      w->dequantize(host.data(), w->K);
+    } else {
+      const TensorEntry& e = reader.expect(p.name, StDType::f32, dims(p.shape));
+      reader.read_raw(e, host.data());
+      require_finite(host.data(), e.shape, path, p.name,
+                     "the weights are damaged or the training diverged; use another checkpoint");
+    }
+    device.copy_from_host(slot, host.data(), host.size() * sizeof(float));
   }
-  ops::upload(params.values(), host);
+  return adopted;
 }
 
 void write_model_files(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
@@ -126,8 +149,8 @@ nn::ModelConfig read_model_config_file(const std::string& path, const nn::ModelC
   return config_from(model_dir ? j["model"] : j, base, false, path);
 }
 
-void load_model_weights(const std::string& dir, const nn::ParameterSet& params) {
-  load_parameters(join(dir, weights_file_name), params);
+AdoptedWeights load_model_weights(const std::string& dir, const nn::ParameterSet& params, backend::Backend* adopter) {
+  return load_parameters(join(dir, weights_file_name), params, adopter);
 }
 
 }  // namespace tt::io

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "io/quantized_model.h"
 #include "nn/config.h"
 #include "nn/params.h"
 
@@ -20,7 +21,11 @@ void save_parameters(const std::string& path, const nn::ParameterSet& params,
                      const std::map<std::string, std::string>& metadata = {});
 // Loads every parameter of `params` (allocated) from a safetensors file. A missing tensor, a tensor the
 // model does not have, or a dtype/shape mismatch is a tt::FormatError naming the file and the tensor.
-void load_parameters(const std::string& path, const nn::ParameterSet& params);
+// Weights stored quantized (io/quantized_model.h) go to `adopter` as they are where it takes them (their
+// fp32 slots are then left unwritten; returned, for other backends that read the same parameters), and are
+// dequantized into their slots everywhere else.
+AdoptedWeights load_parameters(const std::string& path, const nn::ParameterSet& params,
+                               backend::Backend* adopter = nullptr);
 
 // Writes config.json ({"model": config, ...extra}) and model.safetensors into the existing directory `dir`
 // (each file atomic, the directory not: use it inside a util::AtomicDirectory to add more files).
@@ -36,7 +41,9 @@ nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full =
 // A JSON file holding a bare model config or a model directory's config.json ({"model": ...}), read over
 // `base` (its missing keys keep base's values). Errors name the file.
 nn::ModelConfig read_model_config_file(const std::string& path, const nn::ModelConfig& base);
-// Loads <dir>/model.safetensors into `params` (declared from the same config and allocated).
-void load_model_weights(const std::string& dir, const nn::ParameterSet& params);
+// Loads <dir>/model.safetensors into `params` (declared from the same config and allocated); `adopter` as
+// in load_parameters.
+AdoptedWeights load_model_weights(const std::string& dir, const nn::ParameterSet& params,
+                                  backend::Backend* adopter = nullptr);
 
 }  // namespace tt::io

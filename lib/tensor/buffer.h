@@ -12,6 +12,8 @@ class Buffer {
   Buffer() = default;
   Buffer(backend::Backend& backend, size_t bytes)
       : backend_(&backend), data_(bytes ? backend.allocate(bytes) : nullptr), bytes_(bytes) {}
+  // Takes `data`, `bytes` long, allocated by `backend` (allocate_zeroed).
+  Buffer(backend::Backend& backend, size_t bytes, void* data) : backend_(&backend), data_(data), bytes_(bytes) {}
   ~Buffer() { release(); }
   Buffer(Buffer&& o) noexcept : backend_(o.backend_), data_(o.data_), bytes_(o.bytes_) {
     o.data_ = nullptr;

@@ -10,6 +10,9 @@ Tensor Tensor::empty(backend::Backend& backend, Shape shape, DType dtype) {
 }
 
 Tensor Tensor::zeros(backend::Backend& backend, Shape shape, DType dtype) {
+  const size_t bytes = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
+  if (void* zeroed = bytes ? backend.allocate_zeroed(bytes) : nullptr)  // no pass over it: pages stay unbacked
+    return Tensor(std::make_shared<Buffer>(backend, bytes, zeroed), 0, shape, dtype);
   Tensor t = empty(backend, shape, dtype);
   t.zero();
   return t;

@@ -52,7 +52,7 @@ const std::vector<Contract> kContracts = {
     // tt-average writes a directory, not stdout, and reads no stdin.
     {"tt-average", "", {"{input} {tmodel} -o {dir}/never"}, ""},
     // tt-convert writes a directory, not stdout, and reads no stdin.
-    {"tt-convert", "", {"export-ct2 {input} -o {dir}/never"}, ""},
+    {"tt-convert", "", {"export-ct2 {input} -o {dir}/never", "quantize {input} -o {dir}/never --type int8"}, ""},
 };
 
 std::vector<std::string> tool_names() {
@@ -224,6 +224,7 @@ const std::vector<OutputPath> kOutputPaths = {
     {"tt-tokenize", "train -i {corpus} -o {out} --vocab-size 40 --threads 1", ".model", false},
     {"tt-average", "{tmodel} --force -o {out}", "", true, false},
     {"tt-convert", "export-ct2 {tmodel} --force -o {out}", "", true, false},
+    {"tt-convert", "quantize {tmodel} --type int8 --force -o {out}", "", true, false},
     {"tt-train",
      "--preset tiny --layers 1 --vocab-size 60 --synthetic-steps 1 --batch-size 2 --src-len 4 --tgt-len 4 "
      "--threads 1 -q -o {out}",
@@ -353,6 +354,7 @@ const std::vector<std::string> kModelReaders = {
     "tt-attnviz -m {m} --threads 1 -q < {text}",
     "tt-average {m} {tmodel} -o {dir}/never",
     "tt-convert export-ct2 {m} -o {dir}/never",
+    "tt-convert quantize {m} -o {dir}/never --type int8",
 };
 
 std::string reader_command(const std::string& line, const std::string& model) {

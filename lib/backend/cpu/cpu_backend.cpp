@@ -95,7 +95,69 @@ void* CpuBackend::allocate(size_t bytes) {
   return p;
 }
 
-void CpuBackend::deallocate(void* ptr, size_t /*bytes*/) noexcept { std::free(ptr); }
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+size_t mapped_size(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
+
+}  // namespace
+
+// A mapping of its own, aligned to and advised for huge pages like allocate()'s big buffers. It reads as
+// zeros and its pages are backed only once written, so zero-initialised weights cost no memory before they
+// are loaded, and weights that are never written (stored quantized and read from their packed copy, see
+// io/quantized_model.h) never cost any.
+void* CpuBackend::allocate_zeroed(size_t bytes) {
+#if defined(__linux__)
+  if (bytes < 2 * kHugePage) return nullptr;
+  // A huge page more than needed, then the unaligned head and the tail unmapped.
+  const size_t size = mapped_size(bytes), span = size + kHugePage;
+  void* m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes", "use a smaller model");
+  const auto base = reinterpret_cast<uintptr_t>(m);
+  const uintptr_t aligned = (base + kHugePage - 1) / kHugePage * kHugePage;
+  if (aligned > base) munmap(m, aligned - base);
+  if (base + span > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), base + span - aligned - size);
+  void* p = reinterpret_cast<void*>(aligned);
+  madvise(p, size, MADV_HUGEPAGE);  // advice only
+  const std::lock_guard<std::mutex> lock(mapped_mutex_);
+  mapped_.insert(p);
+  return p;
+#else
+  (void)bytes;
+  return nullptr;
+#endif
+}
+
+void CpuBackend::discard(void* ptr, size_t bytes) {
+#if defined(__linux__)
+  // The whole pages inside the range, kept out of huge pages too: else a write next to the range (a bias
+  // beside an adopted weight) would back a 2 MiB page that covers most of it.
+  const uintptr_t page = 4096, begin = (reinterpret_cast<uintptr_t>(ptr) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(ptr) + bytes) / page * page;
+  if (end <= begin) return;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_NOHUGEPAGE);
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#else
+  (void)ptr;
+  (void)bytes;
+#endif
+}
+
+void CpuBackend::deallocate(void* ptr, size_t bytes) noexcept {
+#if defined(__linux__)
+  {
+    const std::lock_guard<std::mutex> lock(mapped_mutex_);
+    if (mapped_.erase(ptr)) {
+      munmap(ptr, mapped_size(bytes));
+      return;
+    }
+  }
+#else
+  (void)bytes;
+#endif
+  std::free(ptr);
+}
 
 void CpuBackend::copy_from_host(void* dst, const void* host_src, size_t bytes) { copy(dst, host_src, bytes); }
 

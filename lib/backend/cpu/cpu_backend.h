@@ -11,6 +11,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include "backend/backend.h"
@@ -37,6 +39,8 @@ class CpuBackend final : public Backend {
 
   void* allocate(size_t bytes) override;
   void deallocate(void* ptr, size_t bytes) noexcept override;
+  void* allocate_zeroed(size_t bytes) override;
+  void discard(void* ptr, size_t bytes) override;
   void copy_from_host(void* dst, const void* host_src, size_t bytes) override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
   void copy(void* dst, const void* src, size_t bytes) override;
@@ -51,6 +55,8 @@ class CpuBackend final : public Backend {
   bool set_matmul_precision(MatmulPrecision p) override;
   MatmulPrecision matmul_precision() const override { return precision_; }
   std::string matmul_isa() const override;
+  // Taken in row-invariant mode at the weight's precision (packed_gemm.h), int8 only with VNNI.
+  bool adopt_quantized_weight(const float* slot, std::shared_ptr<const QuantizedWeight> w) override;
   void hold_bf16_weights(const float* values, int64_t n) override;
   void release_bf16_weights() override;
   void keep_bf16_operand(const float* values, int64_t n) override;
@@ -217,6 +223,8 @@ class CpuBackend final : public Backend {
   std::unique_ptr<MatmulCache> matmul_;
   MatmulPrecision precision_ = MatmulPrecision::fp32;
   std::unique_ptr<Bf16Gemm> bf16_;
+  std::mutex mapped_mutex_;
+  std::set<void*> mapped_;  // allocate_zeroed's mappings (deallocate unmaps them)
 };
 
 }  // namespace tt::backend::cpu

@@ -181,6 +181,14 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
   check_sgemm(status, M, N, K);
 }
 
+bool CpuBackend::adopt_quantized_weight(const float* slot, std::shared_ptr<const QuantizedWeight> w) {
+  const bool precision = w->type == precision_ && precision_ != MatmulPrecision::fp32;
+  if (!row_invariant_ || !precision) return false;
+  MatmulCache& cache = matmul_cache();
+  if (!cache.packed) cache.packed = std::make_unique<PackedGemm>(cache.engine, threads_, *kernels_, ctx_);
+  return cache.packed->adopt(slot, std::move(w));
+}
+
 // Row-invariant gemm. oneDNN's sgemm (v3, AVX-512 host, measured) gives a row bits that depend on M (one
 // kernel for M = 1, another below 16 rows, another from 16 on) and, for large K, on the thread count. Every
 // row here goes through a single-threaded sgemm call with at least 16 rows on a column block fixed by N
@@ -197,6 +205,7 @@ void CpuBackend::gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, in
                           : precision_ == MatmulPrecision::bf16 ? Operands::bf16
                                                                 : Operands::f32;
     if (cache.packed->run(M, N, K, A, lda, B, ldb, C, ldc, type)) return;
+    cache.packed->restore(B);  // oneDNN has no kernel for the shape: the fallback below reads B's values
   }
   constexpr int kMinRows = 16, kChunkRows = 64, kBlockCols = 256;
   // A transposed operand is first copied to row-major rows (inference never takes this path).

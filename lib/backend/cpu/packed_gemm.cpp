@@ -81,38 +81,95 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, Operands t
   return (kernels_by_shape_[key] = std::move(k)).get();
 }
 
-// Block [c0, c0 + width) of B [N, K] (its rows), as the [K, width] operand in the kernel's layout.
-memory PackedGemm::pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, Operands type,
-                              std::vector<float>& scales) {
+memory PackedGemm::pack_block(const Kernel& k, const float* B, const Given& given, int K, int c0, int width,
+                              int64_t ldb, Operands type, std::vector<float>& scales) {
   dnnl::stream stream(engine_);
   memory packed(k.b_md, engine_);
-  if (type == Operands::f32) {
-    memory user(memory::desc({K, width}, dt::f32, memory::dims{1, ldb}), engine_, const_cast<float*>(B));
+  auto reorder = [&](dt t, const void* rows, int64_t ld) {  // rows: block row 0 of B, row stride ld
+    memory user(memory::desc({K, width}, t, memory::dims{1, ld}), engine_, const_cast<void*>(rows));
     dnnl::reorder(user, packed).execute(stream, user, packed);
+    stream.wait();  // the source may be freed on return
+  };
+  const size_t row_bytes = static_cast<size_t>(K) * (type == Operands::s8 ? 1 : 2);
+  if (!given.empty()) {  // the block's rows gathered from the adopted weights that hold them
+    std::vector<char> rows(static_cast<size_t>(width) * row_bytes);
+    scales.resize(type == Operands::s8 ? static_cast<size_t>(width) : 0);
+    int first = 0;  // B's row where the part starts
+    for (const QuantizedWeight* part : given) {
+      for (int r = std::max(first, c0); r < std::min(first + part->N, c0 + width); ++r) {
+        const size_t at = static_cast<size_t>(r - first);
+        const void* src = type == Operands::s8 ? static_cast<const void*>(part->s8.data() + at * K)
+                                               : static_cast<const void*>(part->bf16.data() + at * K);
+        std::memcpy(rows.data() + static_cast<size_t>(r - c0) * row_bytes, src, row_bytes);
+        if (type == Operands::s8) scales[static_cast<size_t>(r - c0)] = part->scales[at];
+      }
+      first += part->N;
+    }
+    reorder(type == Operands::s8 ? dt::s8 : dt::bf16, rows.data(), K);
+  } else if (type == Operands::f32) {
+    reorder(dt::f32, B + c0 * ldb, ldb);
   } else if (type == Operands::bf16) {  // rounded here, by tt's kernel: the same rounding as A's
     std::vector<uint16_t> b(static_cast<size_t>(width) * K);
-    kernels_.convert_to_bf16(ctx_, b.data(), B, 1, 1, width, K, MatrixStrides{0, 0, ldb});
-    memory user(memory::desc({K, width}, dt::bf16, memory::dims{1, K}), engine_, b.data());
-    dnnl::reorder(user, packed).execute(stream, user, packed);
-    stream.wait();  // b is freed on return
+    kernels_.convert_to_bf16(ctx_, b.data(), B + c0 * ldb, 1, 1, width, K, MatrixStrides{0, 0, ldb});
+    reorder(dt::bf16, b.data(), K);
   } else {
     std::vector<int8_t> q(static_cast<size_t>(width) * K);
     scales.resize(static_cast<size_t>(width));
-    kernels_.quantize_rows_s8(ctx_, q.data(), scales.data(), B, width, K, ldb, int8_weight_levels());
-    memory user(memory::desc({K, width}, dt::s8, memory::dims{1, K}), engine_, q.data());
-    dnnl::reorder(user, packed).execute(stream, user, packed);
-    stream.wait();  // q is freed on return
+    kernels_.quantize_rows_s8(ctx_, q.data(), scales.data(), B + c0 * ldb, width, K, ldb, int8_weight_levels());
+    reorder(dt::s8, q.data(), K);
   }
-  stream.wait();
   return packed;
+}
+
+bool PackedGemm::adopt(const float* slot, std::shared_ptr<const QuantizedWeight> w) {
+  if (w->type == MatmulPrecision::int8 && int8_weight_levels() != QuantizedWeight::kInt8Levels) return false;
+  adopted_[slot] = std::move(w);
+  return true;
+}
+
+void PackedGemm::restore(const float* slot) {
+  const auto it = adopted_.find(slot);
+  if (it == adopted_.end()) return;
+  it->second->dequantize(const_cast<float*>(slot), it->second->K);  // the weight's own (writable) slot
+  adopted_.erase(it);
+  // Whatever was packed from the given values over these rows is packed from B's values from now on.
+  const auto at = reinterpret_cast<uintptr_t>(slot);
+  for (auto w = weights_.begin(); w != weights_.end();) {
+    const auto& key = w->first;  // address, N, K, ldb, ...
+    const auto begin = static_cast<uintptr_t>(key[0]), end = begin + static_cast<uintptr_t>(key[1] * key[3]) * sizeof(float);
+    w = at >= begin && at < end ? weights_.erase(w) : std::next(w);
+  }
+}
+
+PackedGemm::Given PackedGemm::given_rows(const float* B, int N, int K, int64_t ldb, Operands type) {
+  if (adopted_.empty()) return {};
+  const MatmulPrecision want = type == Operands::s8 ? MatmulPrecision::int8 : MatmulPrecision::bf16;
+  Given parts;
+  int covered = 0;
+  while (covered < N && ldb == K && type != Operands::f32) {
+    const auto it = adopted_.find(B + int64_t{covered} * K);
+    if (it == adopted_.end() || it->second->K != K || it->second->type != want || covered + it->second->N > N) break;
+    parts.push_back(it->second.get());
+    covered += it->second->N;
+  }
+  if (covered == N) return parts;
+  const float* end = B + int64_t{N} * ldb;
+  std::vector<const float*> inside;
+  for (const auto& [slot, w] : adopted_)
+    if (slot >= B && slot < end) inside.push_back(slot);
+  for (const float* slot : inside) restore(slot);
+  return {};
 }
 
 PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda, Operands type) {
   // The packed layout is the one the kernel wants, which may depend on the strides.
   const WeightsKey key{static_cast<int64_t>(reinterpret_cast<uintptr_t>(B)), N, K, ldb, lda, static_cast<int64_t>(type)};
-  std::vector<float> sample = fingerprint(B, N, K, ldb);
+  const Given given = given_rows(B, N, K, ldb, type);
+  std::vector<float> sample;
+  if (given.empty()) sample = fingerprint(B, N, K, ldb);  // B's values: never read for adopted weights
   auto it = weights_.find(key);
-  if (it != weights_.end() && std::memcmp(it->second.sample.data(), sample.data(), sample.size() * sizeof(float)) == 0)
+  if (it != weights_.end() &&
+      (!given.empty() || std::memcmp(it->second.sample.data(), sample.data(), sample.size() * sizeof(float)) == 0))
     return &it->second;
   Weights w;
   w.sample = std::move(sample);
@@ -121,18 +178,19 @@ PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t l
     Kernel* k = kernel(K, width, lda, type, kInt8TileRows);  // the main tiles' layout (layout_for adds others)
     if (!k) return nullptr;
     Block b{c0, width, {}, {}};
-    b.packed.push_back(pack_block(*k, B + c0 * ldb, K, width, ldb, type, b.scales));
+    b.packed.push_back(pack_block(*k, B, given, K, c0, width, ldb, type, b.scales));
     w.blocks.push_back(std::move(b));
   }
   if (weights_.size() >= 1024) weights_.clear();  // bound the cache (a model has a few hundred matrices)
   return &(weights_[key] = std::move(w));
 }
 
-size_t PackedGemm::layout_for(Block& b, const Kernel& k, const float* B, int K, int64_t ldb, Operands type) {
+size_t PackedGemm::layout_for(Block& b, const Kernel& k, const float* B, const Given& given, int K, int64_t ldb,
+                              Operands type) {
   for (size_t i = 0; i < b.packed.size(); ++i)
     if (b.packed[i].get_desc() == k.b_md) return i;
   std::vector<float> scales;  // the same quantization as the first copy's
-  b.packed.push_back(pack_block(k, B + b.c0 * ldb, K, b.width, ldb, type, scales));
+  b.packed.push_back(pack_block(k, B, given, K, b.c0, b.width, ldb, type, scales));
   return b.packed.size() - 1;
 }
 
@@ -154,6 +212,7 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
   const bool int8 = type == Operands::s8;
   Weights* w = weights(B, N, K, ldb, lda, type);
   if (!w) return false;
+  const Given given = given_rows(B, N, K, ldb, type);
   const std::vector<Tile> tiles = tiling(M, type);
   const int heights[2] = {tiles.front().height, tiles.back().height};
   std::vector<Kernel*> kernels;  // [block][0: main height, 1: tail height]
@@ -162,7 +221,7 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
     for (int height : heights) {
       kernels.push_back(kernel(K, b.width, lda, type, height));
       if (!kernels.back()) return false;
-      layouts.push_back(layout_for(b, *kernels.back(), B, K, ldb, type));
+      layouts.push_back(layout_for(b, *kernels.back(), B, given, K, ldb, type));
     }
   const int64_t padded_rows = tiles.back().r0 + tiles.back().height;
   const Tile& last = tiles.back();

@@ -26,6 +26,12 @@
 // B is recognised by its address and shape, and re-packed when a sample of 64 of its values changes: the
 // weights of an inference model never change, and a training step changes every weight (a change to
 // unsampled values only would go unseen: do not edit a few weights in place between products).
+//
+// Weights stored quantized (tt-convert quantize) are adopted: B's address then stands for the given int8
+// or bf16 values, which are packed as they are, and B's own memory is never read (inference leaves it
+// unwritten). They are the values packing B's fp32 originals would give (backend/quantized_weight.h), so
+// the results are the same bits. A product over several adopted weights lying one after the other (the
+// q, k, v projections as one [3D, D] product) reads them as one: the quantization is per row.
 #pragma once
 
 #include <array>
@@ -37,6 +43,7 @@
 #include <vector>
 
 #include "backend/cpu/kernels/kernel_table.h"
+#include "backend/quantized_weight.h"
 
 namespace tt::backend::cpu {
 
@@ -53,6 +60,13 @@ class PackedGemm {
 
   // The largest |quantized weight|: 127 where oneDNN runs VNNI (or AMX) int8 kernels, else 63.
   static int int8_weight_levels();
+
+  // Takes `w` for the weight at `slot` (see above). False where this CPU's int8 products quantize weights to
+  // fewer levels than w's (no VNNI): the caller then dequantizes.
+  bool adopt(const float* slot, std::shared_ptr<const QuantizedWeight> w);
+  // If the weight at `slot` was adopted: writes its dequantized values there and forgets the adoption, so
+  // that products of another kind (another precision, a shape oneDNN refuses) can read B. Else nothing.
+  void restore(const float* slot);
 
   // Returns false (and computes nothing) where oneDNN offers no primitive for the shape.
   bool run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
@@ -86,10 +100,16 @@ class PackedGemm {
   std::vector<Tile> tiling(int M, Operands type) const;
   Weights* weights(const float* B, int N, int K, int64_t ldb, int64_t lda, Operands type);
   static std::vector<float> fingerprint(const float* B, int N, int K, int64_t ldb);
-  dnnl::memory pack_block(const Kernel& k, const float* B, int K, int width, int64_t ldb, Operands type,
-                          std::vector<float>& scales);
+  // Rows [c0, c0 + width) of B as the [K, width] operand in k's layout: from `given` where the weight was
+  // adopted, else from B's fp32 values (rounded or quantized here).
+  using Given = std::vector<const QuantizedWeight*>;  // adopted weights covering B's rows in order; empty: none
+  dnnl::memory pack_block(const Kernel& k, const float* B, const Given& given, int K, int c0, int width,
+                          int64_t ldb, Operands type, std::vector<float>& scales);
+  // The adopted weights that make up B [N, K] for products of `type`; empty if they do not cover it all
+  // (then any adopted weight inside B is restored: the product reads B's fp32 values).
+  Given given_rows(const float* B, int N, int K, int64_t ldb, Operands type);
   // The index in b.packed of the copy in k's layout, packed now if there is none yet.
-  size_t layout_for(Block& b, const Kernel& k, const float* B, int K, int64_t ldb, Operands type);
+  size_t layout_for(Block& b, const Kernel& k, const float* B, const Given& given, int K, int64_t ldb, Operands type);
   void prepare_threads(int nt, size_t scratch_bytes);
 
   dnnl::engine& engine_;
@@ -97,6 +117,7 @@ class PackedGemm {
   const KernelTable& kernels_;
   const KernelContext& ctx_;
   std::map<WeightsKey, Weights> weights_;
+  std::map<const float*, std::shared_ptr<const QuantizedWeight>> adopted_;  // by the slot's address
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_by_shape_;  // a null entry: oneDNN refused the shape
   int tile_rows_[2] = {0, 0};            // f32, bf16: decided by the first such kernel oneDNN creates
   std::vector<float> tail_a_;            // fp32: the last, partial tile of A padded to a tile (same stride)

@@ -1,0 +1,129 @@
+// Weights stored quantized (tt-convert quantize) and adopted by the backend (backend/quantized_weight.h,
+// packed_gemm.h): products against them give the bits the same fp32 weights give at that compute type,
+// without ever reading the weights' fp32 slot — also when several adopted weights lying one after the
+// other are read as one product (q, k, v) — and a product of another kind restores the slot first.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backend/backend.h"
+#include "backend/cpu/packed_gemm.h"
+#include "backend/kernel_fixture.h"
+#include "backend/quantized_weight.h"
+
+using namespace tt;
+using backend::MatmulPrecision;
+using backend::QuantizedWeight;
+using tt::test::random_floats;
+using tt::test::upload;
+
+namespace {
+
+std::unique_ptr<backend::Backend> decoding_backend(MatmulPrecision p) {
+  auto be = backend::make_backend("cpu", 2);
+  REQUIRE(be->set_row_invariant(true));
+  if (!be->set_matmul_precision(p)) return nullptr;
+  return be;
+}
+
+std::vector<float> product(backend::Backend& be, const std::vector<float>& x, const tensor::Tensor& w, int M, int N,
+                           int K) {
+  auto a = upload(be, x);
+  auto c = upload(be, std::vector<float>(size_t(M) * N, 0.0f));
+  be.gemm(false, true, M, N, K, 1.0f, a.f32(), K, w.f32(), K, 0.0f, c.f32(), N);
+  return c.to_host_f32();
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+bool vnni_levels() { return backend::cpu::PackedGemm::int8_weight_levels() == QuantizedWeight::kInt8Levels; }
+
+}  // namespace
+
+TEST_CASE("quantized weights: the worked int8 and bf16 roundings", "[backend][quantized]") {
+  const std::vector<float> w = {0.5f, -1.0f, 0.25f, 0.0f, 0.0f, 0.0f};
+  const auto q = QuantizedWeight::quantize(MatmulPrecision::int8, w.data(), 2, 3, 3);
+  // Row 0: max |w| = 1, scale 1/127; 0.5 * 127 = 63.5 rounds to the even 64; 0.25 * 127 = 31.75 -> 32.
+  CHECK(q.s8 == std::vector<int8_t>{64, -127, 32, 0, 0, 0});
+  CHECK(q.scales == std::vector<float>{1.0f / 127.0f, 0.0f});  // an all-zero row: scale 0, values 0
+  std::vector<float> back(6);
+  q.dequantize(back.data(), 3);
+  CHECK(back[0] == 64.0f * (1.0f / 127.0f));
+  CHECK(back[3] == 0.0f);
+  // bf16: 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: to the even one, 1; 1 + 3 * 2^-8 -> 1 + 2^-6.
+  const std::vector<float> v = {1.00390625f, 1.01171875f, -2.0f, std::numeric_limits<float>::quiet_NaN()};
+  const auto h = QuantizedWeight::quantize(MatmulPrecision::bf16, v.data(), 1, 4, 4);
+  CHECK(h.bf16[0] == 0x3f80);
+  CHECK(h.bf16[1] == 0x3f82);
+  CHECK(h.bf16[2] == 0xc000);
+  CHECK((h.bf16[3] & 0x7fc0) == 0x7fc0);  // a quiet NaN stays NaN
+}
+
+TEST_CASE("adopted int8 and bf16 weights give the fp32 weights' bits at that compute type, slot unread",
+          "[backend][quantized]") {
+  for (MatmulPrecision p : {MatmulPrecision::int8, MatmulPrecision::bf16}) {
+    auto be = decoding_backend(p);
+    if (!be) continue;  // bf16 needs AVX512-BF16 or AMX
+    auto adopter = decoding_backend(p);
+    INFO((p == MatmulPrecision::int8 ? "int8" : "bf16"));
+    for (auto [M, N, K] : {std::tuple{5, 300, 64}, std::tuple{37, 64, 96}}) {
+      const auto w = random_floats(size_t(N) * K, 3);
+      const auto x = random_floats(size_t(M) * K, 4);
+      const auto expected = product(*be, x, upload(*be, w), M, N, K);
+      // The adopter's slot holds NaNs: a product that read it would give NaN.
+      auto slot = upload(*adopter, std::vector<float>(w.size(), std::nanf("")));
+      auto q = std::make_shared<QuantizedWeight>(QuantizedWeight::quantize(p, w.data(), N, K, K));
+      if (p == MatmulPrecision::int8 && !vnni_levels()) {
+        CHECK_FALSE(adopter->adopt_quantized_weight(slot.f32(), q));  // fewer levels here: dequantize instead
+        continue;
+      }
+      REQUIRE(adopter->adopt_quantized_weight(slot.f32(), q));
+      CHECK(same_bits(product(*adopter, x, slot, M, N, K), expected));
+      CHECK(std::isnan(slot.to_host_f32()[0]));  // never written either
+    }
+  }
+}
+
+TEST_CASE("adopted weights lying one after the other are read as one product, as a fused q, k, v", "[backend][quantized]") {
+  auto be = decoding_backend(MatmulPrecision::int8);
+  auto adopter = decoding_backend(MatmulPrecision::int8);
+  if (!vnni_levels()) return;
+  const int K = 48, rows[3] = {40, 40, 300}, N = 380, M = 9;
+  const auto w = random_floats(size_t(N) * K, 5);
+  const auto x = random_floats(size_t(M) * K, 6);
+  const auto expected = product(*be, x, upload(*be, w), M, N, K);
+  auto slot = upload(*adopter, std::vector<float>(w.size(), std::nanf("")));
+  int first = 0;
+  for (int n : rows) {
+    const float* part = w.data() + size_t(first) * K;
+    REQUIRE(adopter->adopt_quantized_weight(slot.f32() + size_t(first) * K,
+                                            std::make_shared<QuantizedWeight>(QuantizedWeight::quantize(
+                                                MatmulPrecision::int8, part, n, K, K))));
+    first += n;
+  }
+  CHECK(same_bits(product(*adopter, x, slot, M, N, K), expected));
+}
+
+TEST_CASE("a product of another precision restores an adopted weight's slot and reads the dequantized values",
+          "[backend][quantized]") {
+  auto adopter = decoding_backend(MatmulPrecision::int8);
+  if (!vnni_levels()) return;
+  const int M = 4, N = 20, K = 16;
+  const auto w = random_floats(size_t(N) * K, 7);
+  const auto x = random_floats(size_t(M) * K, 8);
+  const auto q = std::make_shared<QuantizedWeight>(QuantizedWeight::quantize(MatmulPrecision::int8, w.data(), N, K, K));
+  auto slot = upload(*adopter, std::vector<float>(w.size(), std::nanf("")));
+  REQUIRE(adopter->adopt_quantized_weight(slot.f32(), q));
+  REQUIRE(adopter->set_matmul_precision(MatmulPrecision::fp32));
+  std::vector<float> dequantized(w.size());
+  q->dequantize(dequantized.data(), K);
+  auto fp32 = decoding_backend(MatmulPrecision::fp32);
+  CHECK(same_bits(product(*adopter, x, slot, M, N, K), product(*fp32, x, upload(*fp32, dequantized), M, N, K)));
+  CHECK(same_bits(slot.to_host_f32(), dequantized));
+  // Outside row-invariant mode or at another precision nothing is adopted: the caller dequantizes.
+  CHECK_FALSE(adopter->adopt_quantized_weight(slot.f32(), q));
+}
