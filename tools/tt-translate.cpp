@@ -97,7 +97,8 @@ int translate_main(int argc, char** argv) {
       ->check(CLI::Range(0, tt::cli::max_threads))->capture_default_str()->group("Batching");
   app.add_option("--compute-type", f.compute_type,
                  "Matrix products with the weights: float32, int8 (8-bit weights and activations, int32 sums) or "
-                 "bf16 (bfloat16 operands, float32 sums; needs AVX512-BF16 or AMX): faster, slightly less exact")
+                 "bf16 (bfloat16 operands, float32 sums; needs AVX512-BF16 or AMX): faster, slightly less exact "
+                 "(default: float32, or the type a tt-convert quantize model stores)")
       ->check(CLI::IsMember({"float32", "int8", "bf16"}));
   tt::cli::add_threads_option(app, common);
   tt::cli::add_device_option(app, common);
