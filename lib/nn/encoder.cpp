@@ -28,8 +28,16 @@ Tensor Encoder::forward(const Tensor& src, const Tensor& src_lengths, const Embe
   Tensor x = ctx.arena.allocate(tensor::Shape{B, S, D});
   embeddings.forward(x, src, Side::source, 0, ctx, saved ? &saved->embedding : nullptr);
   const bool scratch = !saved && ctx.layer_scratch;
+  // Inference keeps two layer outputs, not one per layer: each layer reads the last one and writes the other.
+  Tensor spare = saved ? Tensor{} : ctx.arena.allocate(x.shape());
+  auto next_output = [&] {
+    if (saved) return ctx.arena.allocate(x.shape());
+    Tensor y = spare;
+    spare = x;
+    return y;
+  };
   for (size_t l = 0; l < layers_.size(); ++l) {
-    Tensor y = ctx.arena.allocate(x.shape());
+    Tensor y = next_output();
     Tensor capture = captures && l < captures->size() ? (*captures)[l] : Tensor{};
     if (scratch) {
       tensor::ArenaScope scope(*ctx.layer_scratch);
@@ -41,7 +49,7 @@ Tensor Encoder::forward(const Tensor& src, const Tensor& src_lengths, const Embe
     x = y;
   }
   if (pre_norm_) {
-    Tensor y = ctx.arena.allocate(x.shape());
+    Tensor y = next_output();
     if (saved) {  // the decoder's cross-attention reads it: its copy comes from the norm's kernel
       saved->output = y;
       ops::keep_bf16(y);

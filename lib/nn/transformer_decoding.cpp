@@ -1,5 +1,7 @@
 // nn::Transformer's inference side: encode once, then decode one target position at a time with the
 // KV caches of a DecodeState; reorder() keeps, duplicates or drops hypotheses (beam search).
+#include <algorithm>
+
 #include "nn/loss.h"
 #include "nn/transformer.h"
 #include "nn/transformer_impl.h"
@@ -19,7 +21,25 @@ EncoderOutput Transformer::encode(const std::vector<int32_t>& src, const std::ve
   out.S = S;
   Tensor ids = ops::upload_ids(arena, src, Shape{B, S}, m.embeddings.vocab_size(Side::source), "source");
   out.src_lengths = detail::upload_lengths(arena, src_lengths, B, S, "source length");
-  out.memory = m.encoder.forward(ids, out.src_lengths, m.embeddings, ctx, nullptr, capture ? &capture->encoder : nullptr);
+  // A long batch is encoded a group of sentences at a time, so that the layers' temporaries (attention
+  // weights, the FFN's hidden layer) are those of at most kGroupTokens padded positions: the same bits (a
+  // sentence's encoding never depends on the others in its batch), a fraction of the memory.
+  constexpr int64_t kGroupTokens = 2048;
+  if (capture || int64_t{B} * S <= kGroupTokens) {
+    out.memory = m.encoder.forward(ids, out.src_lengths, m.embeddings, ctx, nullptr, capture ? &capture->encoder : nullptr);
+    return out;
+  }
+  const int64_t D = config_.d_model;
+  out.memory = arena.allocate(Shape{B, S, D});
+  const int group = static_cast<int>(std::max<int64_t>(1, kGroupTokens / S));
+  for (int b0 = 0; b0 < B; b0 += group) {
+    const int n = std::min(group, B - b0);
+    tensor::ArenaScope scope(m.encode_group);
+    const StepContext group_ctx{m.encode_group, false, 0, 0, 0, &m.scratch};
+    const Tensor y = m.encoder.forward(ops::view(ids, int64_t{b0} * S, Shape{n, S}),
+                                       ops::view(out.src_lengths, b0, Shape{n}), m.embeddings, group_ctx, nullptr);
+    ops::view(out.memory, int64_t{b0} * S * D, Shape{n, S, D}).copy_from(y);
+  }
   return out;
 }
 

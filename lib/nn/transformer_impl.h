@@ -19,11 +19,12 @@ using tensor::Shape;
 using tensor::Tensor;
 
 struct Transformer::Impl {
-  explicit Impl(backend::Backend& backend) : scratch(backend) {}
+  explicit Impl(backend::Backend& backend) : scratch(backend), encode_group(backend) {}
   Embeddings embeddings;
   Encoder encoder;
   Decoder decoder;
   tensor::Arena scratch;  // per-layer temporaries (backward; inference forward), reset after each layer
+  tensor::Arena encode_group;  // inference: one group of sentences' encoder activations, reset after the group
 
   void declare(ParameterSet& params, const ModelConfig& config) {
     embeddings.declare(params, config);

@@ -270,3 +270,30 @@ TEST_CASE("decode_steps feeds several positions in one pass, bit for bit as one 
     }
   }
 }
+
+TEST_CASE("a long batch is encoded in groups of sentences, bit for bit as each sentence alone", "[nn][decoding]") {
+  for (auto norm : {nn::NormPlacement::post, nn::NormPlacement::pre}) {
+    auto be = backend::make_backend("cpu", 2);
+    REQUIRE(be->set_row_invariant(true));
+    auto c = decode_config(norm, nn::PositionKind::sinusoidal);
+    c.max_positions = 300;
+    nn::Transformer model(c, *be, nn::Usage::inference);
+    model.init_parameters(5);
+    // 11 sentences of up to 250 positions: 2,750 padded positions, more than one group of 2,048.
+    const int B = 11, S = 250, D = c.d_model;
+    std::vector<int32_t> lengths(B), src(size_t(B) * S, c.pad_id);
+    for (int b = 0; b < B; ++b) {
+      lengths[size_t(b)] = b == 3 ? S : 20 + 17 * b;
+      for (int s = 0; s < lengths[size_t(b)]; ++s) src[size_t(b) * S + s] = 4 + (b * 7 + s * 3) % 19;
+    }
+    tensor::Arena arena(*be), alone_arena(*be);
+    const auto all = model.encode(src, lengths, B, S, arena).memory.to_host_f32();
+    for (int b = 0; b < B; ++b) {
+      const std::vector<int32_t> one(src.begin() + b * S, src.begin() + (b + 1) * S);
+      const auto mine = model.encode(one, {lengths[size_t(b)]}, 1, S, alone_arena).memory.to_host_f32();
+      alone_arena.reset();
+      INFO("sentence " << b);
+      CHECK(std::equal(mine.begin(), mine.end(), all.begin() + size_t(b) * S * D));
+    }
+  }
+}
