@@ -175,26 +175,16 @@ void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const
 }
 
 void MultiHeadAttention::forward_step(const Tensor& out, const Tensor& x, const Tensor& k_cache,
-                                      const Tensor& v_cache, int t, int n, int max_rows, const Tensor& key_rows,
+                                      const Tensor& v_cache, int64_t first_row, const Tensor& key_rows,
                                       const Tensor& key_counts, tensor::Arena& arena, const Tensor& capture) const {
   TT_CHECK(kind_ == Kind::self);
-  const int queries = static_cast<int>(x.dim(0)), rows = queries / n;
-  TT_CHECK(x.dim(1) == 1 && rows * n == queries && rows <= max_rows);
+  const int queries = static_cast<int>(x.dim(0));
+  TT_CHECK(x.dim(1) == 1 && (first_row + queries) * D_ <= k_cache.numel());
   Tensor q = arena.allocate(Shape{queries, D_});
   q_.forward(q, x);
-  const int64_t step = int64_t{max_rows} * D_;  // one time slice of the cache
-  if (n == 1 || rows == max_rows) {  // the new slices are one block of the cache
-    k_.forward(ops::view(k_cache, t * step, Shape{queries, D_}), x);
-    v_.forward(ops::view(v_cache, t * step, Shape{queries, D_}), x);
-  } else {  // each slice's rows go to the start of their time slice
-    Tensor k = arena.allocate(Shape{queries, D_}), v = arena.allocate(Shape{queries, D_});
-    k_.forward(k, x);
-    v_.forward(v, x);
-    for (int i = 0; i < n; ++i) {
-      ops::view(k_cache, (t + i) * step, Shape{rows, D_}).copy_from(ops::view(k, int64_t{i} * rows * D_, Shape{rows, D_}));
-      ops::view(v_cache, (t + i) * step, Shape{rows, D_}).copy_from(ops::view(v, int64_t{i} * rows * D_, Shape{rows, D_}));
-    }
-  }
+  // The queries' own keys and values: the new time slices, one block of the cache.
+  k_.forward(ops::view(k_cache, first_row * D_, Shape{queries, D_}), x);
+  v_.forward(ops::view(v_cache, first_row * D_, Shape{queries, D_}), x);
   Tensor ctx = arena.allocate(Shape{queries, 1, D_});
   ops::attention_decode(ctx, capture, q, k_cache, v_cache, key_rows, key_counts, H_);
   out_.forward(out, ctx);

@@ -53,12 +53,12 @@ class MultiHeadAttention {
   const Linear& output() const { return out_; }
 
   // ---- incremental decoding (inference, no dropout) ----
-  // Self-attention for n new positions t .. t + n - 1 per row: x [n * rows, 1, D], time-major; writes
-  // position t + i's K, V of row r to slot r of time slice t + i of the time-major caches [max_length,
-  // max_rows, D], then each query attends over the cache rows key_rows [n * rows, t + n] (key_counts
-  // [n * rows]; ops::attention_decode).
+  // Self-attention for new positions of every row: x [queries, 1, D], time-major (the rows of the first new
+  // position, then of the next); writes query i's K, V to cache row first_row + i of the caches [rows, D]
+  // (nn/decode_state.h), then each query attends over the cache rows key_rows [queries, keys] (key_counts
+  // [queries]; ops::attention_decode).
   void forward_step(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& k_cache,
-                    const tensor::Tensor& v_cache, int t, int n, int max_rows, const tensor::Tensor& key_rows,
+                    const tensor::Tensor& v_cache, int64_t first_row, const tensor::Tensor& key_rows,
                     const tensor::Tensor& key_counts, tensor::Arena& arena, const tensor::Tensor& capture = {}) const;
   // Cross-attention: K and V of the encoder memory [B, S, D], computed once per sentence batch.
   void project_memory(const tensor::Tensor& k, const tensor::Tensor& v, const tensor::Tensor& memory) const;

@@ -14,17 +14,21 @@ StepKeys DecodeState::begin_step(int n, tensor::Arena& arena) {
   const auto i32 = tensor::DType::i32;
   host_rows_.resize(static_cast<size_t>(queries) * keys_n);
   host_counts_.resize(static_cast<size_t>(queries));
+  for (int t = 0; t < n; ++t)  // the new slices, rows_ long each, after the last one
+    slice_start_[static_cast<size_t>(length_ + t + 1)] = slice_start_[static_cast<size_t>(length_ + t)] + rows_;
   for (int r = 0; r < rows_; ++r) {
     int32_t* history = slots_.data() + static_cast<size_t>(r) * max_length_;
     for (int t = 0; t < n; ++t) history[length_ + t] = r;  // these positions' K/V go to slot r of their slices
     for (int t = 0; t < n; ++t) {
       const size_t q = static_cast<size_t>(t) * rows_ + r;
       // Columns past the query's own position are never read (its count stops before them).
-      for (int j = 0; j < keys_n; ++j) host_rows_[q * keys_n + j] = j * max_rows_ + history[j];
+      for (int j = 0; j < keys_n; ++j)
+        host_rows_[q * keys_n + j] = static_cast<int32_t>(slice_start_[static_cast<size_t>(j)] + history[j]);
       host_counts_[q] = length_ + t + 1;
     }
   }
   StepKeys keys;
+  keys.first_row = slice_start_[static_cast<size_t>(length_)];
   keys.self_rows = n == 1 ? ops::view(self_rows_, 0, Shape{rows_, keys_n}) : arena.allocate(Shape{queries, keys_n}, i32);
   keys.self_counts = n == 1 ? ops::view(self_counts_, 0, Shape{rows_}) : arena.allocate(Shape{queries}, i32);
   ops::upload(keys.self_rows, host_rows_);

@@ -5,6 +5,10 @@
 // Nothing cached moves when beam search reorders hypotheses: a row's past keys are addressed through its
 // ancestry (the cache slot each of its positions was written to), and its source through its sentence.
 // reorder() is then O(rows * length) integers on the host instead of copying every layer's caches.
+// The self-attention caches hold the time slices one after the other, each as long as the rows then
+// decoding: the memory a batch touches is what its hypotheses wrote, packed from the start, so a
+// reused cache keeps only the largest batch's worth resident (with slices of max_rows each, the union of
+// all batches' slices stayed resident).
 #pragma once
 
 #include <cstdint>
@@ -26,13 +30,14 @@ struct EncoderOutput {
 
 // Where a decoding step's queries find their keys (uploaded once per step, shared by every layer).
 struct StepKeys {
-  tensor::Tensor self_rows, self_counts;    // [rows, t + 1] cache rows (j * max_rows + slot), [rows] = t + 1
+  tensor::Tensor self_rows, self_counts;    // [rows, t + 1] cache rows (slice j's start + slot), [rows] = t + 1
+  int64_t first_row = 0;                    // cache row of the step's first new key: its queries' K/V, in order
   tensor::Tensor cross_rows, cross_counts;  // [rows, S] memory rows (sentence * S + j), [rows] source lengths
 };
 
 // One decoder layer's caches.
 struct LayerCache {
-  tensor::Tensor self_k, self_v;    // [max_length, max_rows, D] time-major
+  tensor::Tensor self_k, self_v;    // [max_length * max_rows, D]: time slices one after the other
   tensor::Tensor cross_k, cross_v;  // [B, S, D] one per source sentence
   int max_rows = 0, S = 0;
 };
@@ -55,11 +60,13 @@ class DecodeState {
   void select_rows(const std::vector<int32_t>& index);
 
   int rows_ = 0, max_rows_ = 0, length_ = 0, max_length_ = 0, B_ = 0, S_ = 0;
-  // Per decoder layer. self_k/self_v are time-major [max_length, max_rows, D]: step t of the row in slot s
-  // is cache row t * max_rows + s. cross_k/cross_v are [B, S, D], one per source sentence.
+  // Per decoder layer. self_k/self_v hold time slices one after the other: position t of the row in slot s
+  // is cache row slice_start_[t] + s, and slice t has as many rows as were decoding then. cross_k/cross_v
+  // are [B, S, D], one per source sentence.
   std::vector<LayerCache> caches_;
   // Host: per row, its sentence, and the slot of each of its positions ([max_rows, max_length]).
   std::vector<int32_t> sentence_, slots_, src_lengths_host_;  // src_lengths_host_: [B]
+  std::vector<int64_t> slice_start_;                          // [max_length + 1]: cache row of each time slice
   std::vector<int32_t> host_rows_, host_counts_;              // upload staging
   tensor::Tensor self_rows_, self_counts_, cross_rows_, cross_counts_;  // device copies, capacity max_rows
   bool cross_stale_ = true;  // cross tables need uploading (rows changed)

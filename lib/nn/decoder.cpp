@@ -88,7 +88,7 @@ Tensor Decoder::forward_step(const Tensor& tokens, const std::vector<DecoderLaye
                        ops::view(tokens, i * rows, tensor::Shape{rows, 1}), Side::target, t + i, ctx, nullptr);
   for (size_t l = 0; l < layers_.size(); ++l) {
     Tensor y = arena.allocate(x.shape());
-    layers_[l].forward_step(y, x, caches[l], t, n, keys, arena, pick(capture_self, l), pick(capture_cross, l));
+    layers_[l].forward_step(y, x, caches[l], keys, arena, pick(capture_self, l), pick(capture_cross, l));
     x = y;
   }
   if (pre_norm_) {

@@ -77,13 +77,13 @@ void DecoderLayer::start(const Cache& cache, const Tensor& memory) const {
                              ops::view(cache.cross_v, 0, tensor::Shape{B, S, D}), memory);
 }
 
-void DecoderLayer::forward_step(const Tensor& y, const Tensor& x, const Cache& cache, int t, int n, const StepKeys& keys,
+void DecoderLayer::forward_step(const Tensor& y, const Tensor& x, const Cache& cache, const StepKeys& keys,
                                 tensor::Arena& arena, const Tensor& capture_self, const Tensor& capture_cross) const {
   const StepContext ctx{arena, false, 0, 0};
   Tensor x1 = arena.allocate(x.shape());
   residual_forward(x1, x, self_attn_norm_, placement_, 0.0f, {}, arena, nullptr,
                    [&](const Tensor& out, const Tensor& in) {
-                     self_attn_.forward_step(out, in, cache.self_k, cache.self_v, t, n, cache.max_rows, keys.self_rows,
+                     self_attn_.forward_step(out, in, cache.self_k, cache.self_v, keys.first_row, keys.self_rows,
                                              keys.self_counts, arena, capture_self);
                    });
   Tensor x2 = arena.allocate(x.shape());

@@ -40,9 +40,9 @@ class DecoderLayer {
 
   // Inference: fills cache.cross_k/v rows [0, B) from memory [B, S, D].
   void start(const Cache& cache, const tensor::Tensor& memory) const;
-  // Positions t .. t + n - 1 of each row, time-major: x, y [n * rows, 1, D]; keys says where each query's
-  // keys are.
-  void forward_step(const tensor::Tensor& y, const tensor::Tensor& x, const Cache& cache, int t, int n, const StepKeys& keys,
+  // New positions of each row, time-major: x, y [n * rows, 1, D]; keys says where each query's keys are
+  // and where its own go.
+  void forward_step(const tensor::Tensor& y, const tensor::Tensor& x, const Cache& cache, const StepKeys& keys,
                     tensor::Arena& arena, const tensor::Tensor& capture_self = {},
                     const tensor::Tensor& capture_cross = {}) const;
 

@@ -58,17 +58,27 @@ DecodeState Transformer::start_decoding(const EncoderOutput& encoded, int max_ro
   st.max_length_ = max_length;
   st.B_ = B;
   st.S_ = S;
-  const Shape self_shape{max_length, max_rows, D}, cross_shape{B, S, D};
+  const Shape cross_shape{B, S, D};
   const auto i32 = tensor::DType::i32;
   const Shape self_rows{int64_t{max_rows} * max_length}, counts{max_rows}, cross_rows{int64_t{max_rows} * S};
   using tensor::Arena;
-  cache_arena.reserve(L * 2 * (Arena::rounded_bytes(self_shape) + Arena::rounded_bytes(cross_shape)) +
-                      Arena::rounded_bytes(self_rows, i32) + Arena::rounded_bytes(cross_rows, i32) +
-                      2 * Arena::rounded_bytes(counts, i32));
+  const size_t rest = L * 2 * Arena::rounded_bytes(cross_shape) + Arena::rounded_bytes(self_rows, i32) +
+                      Arena::rounded_bytes(cross_rows, i32) + 2 * Arena::rounded_bytes(counts, i32);
+  // The self-attention caches first, each as large as the arena's chunk allows (at least this batch's
+  // need): they then start at the same places in every batch, and a reused chunk keeps resident only the
+  // most any batch wrote into each (decode_state.h), not the union of every batch's layout.
+  const size_t row_bytes = static_cast<size_t>(D) * sizeof(float), per_cache = Arena::rounded_bytes(Shape{1, D});
+  int64_t cache_rows = int64_t{max_length} * max_rows;
+  const size_t room = cache_arena.capacity_bytes();
+  if (room > rest + 2 * L * per_cache)
+    cache_rows = std::max<int64_t>(cache_rows, static_cast<int64_t>((room - rest) / (2 * L) / per_cache * per_cache / row_bytes));
+  const Shape self_shape{cache_rows, D};
+  cache_arena.reserve(L * 2 * Arena::rounded_bytes(self_shape) + rest);
+  std::vector<Tensor> self(static_cast<size_t>(2 * L));
+  for (auto& cache : self) cache = cache_arena.allocate(self_shape);
   for (int l = 0; l < L; ++l) {
-    Tensor self_k = cache_arena.allocate(self_shape), self_v = cache_arena.allocate(self_shape);
     Tensor cross_k = cache_arena.allocate(cross_shape), cross_v = cache_arena.allocate(cross_shape);
-    st.caches_.push_back(DecoderLayer::Cache{self_k, self_v, cross_k, cross_v, max_rows, S});
+    st.caches_.push_back(DecoderLayer::Cache{self[size_t(2 * l)], self[size_t(2 * l + 1)], cross_k, cross_v, max_rows, S});
   }
   st.self_rows_ = cache_arena.allocate(self_rows, i32);
   st.self_counts_ = cache_arena.allocate(counts, i32);
@@ -78,6 +88,7 @@ DecodeState Transformer::start_decoding(const EncoderOutput& encoded, int max_ro
   st.sentence_.resize(static_cast<size_t>(B));
   for (int b = 0; b < B; ++b) st.sentence_[static_cast<size_t>(b)] = b;
   st.slots_.assign(static_cast<size_t>(max_rows) * max_length, 0);
+  st.slice_start_.assign(static_cast<size_t>(max_length) + 1, 0);
 
   impl_->decoder.start(st.caches_, encoded.memory);
   return st;
