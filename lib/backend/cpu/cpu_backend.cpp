@@ -79,9 +79,11 @@ void* CpuBackend::allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
   // Big buffers (the step's activation arena, weights, gradients, Adam moments) on 2 MiB pages where the
   // kernel offers them on request (transparent huge pages in "madvise" mode): a `tiny` step walks tens of
-  // MB, more than the TLB covers in 4 KiB pages.
+  // MB, more than the TLB covers in 4 KiB pages. Not for decoding (row-invariant mode), whose caches are
+  // written a few KB at a time and batch by batch: there every touch would back 2 MiB (the demo model's
+  // tt-translate held 20 MB more per worker, and was no faster).
   constexpr size_t kHuge = size_t{2} << 20;
-  const bool huge = bytes >= 2 * kHuge;
+  const bool huge = bytes >= 2 * kHuge && !row_invariant_;
   const size_t align = huge ? kHuge : 64;
   size_t rounded = (bytes + align - 1) / align * align;  // aligned_alloc wants a multiple of the alignment
   void* p = std::aligned_alloc(align, rounded);
@@ -119,7 +121,7 @@ void* CpuBackend::allocate_zeroed(size_t bytes) {
   if (aligned > base) munmap(m, aligned - base);
   if (base + span > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), base + span - aligned - size);
   void* p = reinterpret_cast<void*>(aligned);
-  madvise(p, size, MADV_HUGEPAGE);  // advice only
+  if (!row_invariant_) madvise(p, size, MADV_HUGEPAGE);  // advice only; not for decoding, as allocate()
   const std::lock_guard<std::mutex> lock(mapped_mutex_);
   mapped_.insert(p);
   return p;
