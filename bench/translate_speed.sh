@@ -20,6 +20,8 @@
 #   CT2_TYPES="float32"   CTranslate2 compute types to run (each is compared with tt's float32, or with
 #                         tt's int8 for CTranslate2's int8* types when TT_TYPES has int8;
 #                         e.g. "float32 int8_float32 int8" for reference figures)
+#   TT_STORED=""          also run a copy of the model stored at these types by tt-convert quantize (e.g.
+#                         "int8 bf16"; labelled "tt int8 stored", compared like tt int8)
 #   WORKERS="1"           tt-translate --workers values to run (e.g. "1 2": one batch at a time on every
 #                         thread, or two batches at once on one thread each)
 #   CT2_INTER="1"         CTranslate2 inter_threads values to run (intra_threads = THREADS / inter), e.g. "1 2"
@@ -32,6 +34,7 @@ m30k_model=${1:-}
 rounds=${ROUNDS:-2} threads=${THREADS:-2} beam=${BEAM:-4} batch=${BATCH:-32} n=${N:-256} len=${LEN:-32}
 ct2_types=${CT2_TYPES:-float32}
 tt_types=${TT_TYPES:-float32}
+tt_stored=${TT_STORED:-}
 workers=${WORKERS:-1} ct2_inter=${CT2_INTER:-1}
 cases=${CASES:-"base multi30k"}
 ((len >= 2)) || { echo "translate_speed: LEN must be at least 2" >&2; exit 2; }
@@ -122,6 +125,20 @@ bench() {
         ((w == 1)) || label+=" ${w}w"
         echo "translate_speed: $name round $round: $label" >&2
         local tt=("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "${tt_args[@]}" --compute-type "$type" --workers "$w")
+        load=$("${tt[@]}")
+        tt[3]=$input
+        full=$("${tt[@]}")
+        echo "{\"engine\": \"$label\", \"load\": $load, \"full\": $full}" >>"$results"
+      done
+    done
+    for type in $tt_stored; do
+      [[ -d $work/$name.$type ]] || "$bin/tt-convert" quantize "$tt_model" -o "$work/$name.$type" --type "$type" -q
+      for w in $workers; do
+        local label="tt $type stored"
+        ((w == 1)) || label+=" ${w}w"
+        echo "translate_speed: $name round $round: $label" >&2
+        local tt=("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "${tt_args[@]}" --workers "$w")
+        tt[7]=$work/$name.$type  # -m: the stored copy, at its stored type
         load=$("${tt[@]}")
         tt[3]=$input
         full=$("${tt[@]}")
