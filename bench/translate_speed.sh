@@ -104,6 +104,18 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512|amx|avx_vnni)' | sort | tr '\n' ' ')
 echo "translate_speed: $cpu, $(nproc) CPUs, $threads threads, beam $beam, batch $batch, $rounds rounds; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
+# run_tt LABEL ARGS...: tt-translate ARGS on empty input (start-up) and on bench's input, into its results
+run_tt() {
+  local label=$1
+  shift
+  echo "translate_speed: $name round $round: $label" >&2
+  local tt=("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "$@") load full
+  load=$("${tt[@]}")
+  tt[3]=$input
+  full=$("${tt[@]}")
+  echo "{\"engine\": \"$label\", \"load\": $load, \"full\": $full}" >>"$results"
+}
+
 # bench NAME TT_MODEL CT2_MODEL FORMAT INPUT FIXED_LEN
 bench() {
   local name=$1 tt_model=$2 ct2_model=$3 format=$4 input=$5 fixed=$6
@@ -123,26 +135,17 @@ bench() {
       for w in $workers; do
         local label="tt $type"
         ((w == 1)) || label+=" ${w}w"
-        echo "translate_speed: $name round $round: $label" >&2
-        local tt=("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "${tt_args[@]}" --compute-type "$type" --workers "$w")
-        load=$("${tt[@]}")
-        tt[3]=$input
-        full=$("${tt[@]}")
-        echo "{\"engine\": \"$label\", \"load\": $load, \"full\": $full}" >>"$results"
+        run_tt "$label" "${tt_args[@]}" --compute-type "$type" --workers "$w"
       done
     done
     for type in $tt_stored; do
       [[ -d $work/$name.$type ]] || "$bin/tt-convert" quantize "$tt_model" -o "$work/$name.$type" --type "$type" -q
+      local stored=("${tt_args[@]}")
+      stored[1]=$work/$name.$type  # -m: the stored copy, run at its stored type
       for w in $workers; do
         local label="tt $type stored"
         ((w == 1)) || label+=" ${w}w"
-        echo "translate_speed: $name round $round: $label" >&2
-        local tt=("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "${tt_args[@]}" --workers "$w")
-        tt[7]=$work/$name.$type  # -m: the stored copy, at its stored type
-        load=$("${tt[@]}")
-        tt[3]=$input
-        full=$("${tt[@]}")
-        echo "{\"engine\": \"$label\", \"load\": $load, \"full\": $full}" >>"$results"
+        run_tt "$label" "${stored[@]}" --workers "$w"
       done
     done
     for type in $ct2_types; do
