@@ -78,6 +78,9 @@ std::shared_ptr<const backend::QuantizedWeight> read_quantized_weight(Safetensor
 QuantizeResult quantize_model_dir(const std::string& model, const std::string& out, const std::string& type,
                                   bool replace) {
   if (type != "int8" && type != "bf16") throw UsageError("--type must be int8 or bf16 (got '" + type + "')");
+  std::error_code ec;
+  if (fs::weakly_canonical(out, ec) == fs::weakly_canonical(model, ec))
+    throw Error("the output " + out + " is the model itself", "write the quantized copy to a new directory");
   nlohmann::json full;
   load_model_config(model, &full);
   const std::string config_path = (fs::path(model) / config_file_name).string();

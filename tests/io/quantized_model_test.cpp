@@ -96,6 +96,9 @@ TEST_CASE("quantize refuses a quantized model, an unknown type and an existing o
                     Catch::Contains("already stored as bf16"));
   CHECK_THROWS_AS(tt::io::quantize_model_dir(model, tmp.file("x"), "int4", false), tt::UsageError);
   CHECK_THROWS_WITH(tt::io::quantize_model_dir(model, tmp.file("q"), "int8", false), Catch::Contains("already exists"));
+  CHECK_THROWS_WITH(tt::io::quantize_model_dir(model, model + "/", "int8", true), Catch::Contains("the model itself"));
+  CHECK(tt::io::SafetensorsReader(model + "/model.safetensors").get("encoder.layers.0.ffn.fc1.weight").dtype ==
+        tt::io::StDType::f32);
   CHECK_FALSE(std::filesystem::exists(tmp.file("qq")));
 
   tt::io::quantize_model_dir(model, tmp.file("i8"), "int8", false);
