@@ -11,6 +11,7 @@
 
 #include "io/model_dir.h"
 #include "io/output_dir.h"
+#include "io/quantized_model.h"
 #include "io/safetensors.h"
 #include "nn/config.h"
 #include "util/atomic_dir.h"
@@ -55,6 +56,9 @@ Source read_source(const std::string& given) {
                   "average its checkpoints: name them (" + join(s.dir, "checkpoints/step-*") +
                       ") or select the last or best ones");
   s.model = nn::to_json(load_model_config(s.dir, &s.full));
+  if (const std::string stored = stored_weight_type(s.full, s.config); stored != "float32")
+    throw FormatError(s.dir + ": the weights are stored as " + stored + " (tt-convert quantize)",
+                      "average the float32 checkpoints, then quantize the average");
   return s;
 }
 

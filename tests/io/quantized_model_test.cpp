@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/packed_gemm.h"
 #include "backend/quantized_weight.h"
+#include "io/average.h"
 #include "io/model_dir.h"
 #include "io/quantized_model.h"
 #include "io/safetensors.h"
@@ -75,6 +76,8 @@ TEST_CASE("quantize: linear weights as I8 with row scales, everything else F32, 
   CHECK(config["quantization"]["type"] == "int8");
   CHECK(tt::io::stored_weight_type(config, "c") == "int8");
   CHECK(tt::test::read_file(tmp.file("q/spm.model")) == "spm bytes");
+  CHECK_THROWS_WITH(tt::io::average_model_dirs(tmp.file("avg"), {tmp.file("q"), model}),
+                    Catch::Contains("stored as int8") && Catch::Contains(tmp.file("q")));
 
   // Loaded without a backend that takes them, the weights are dequantized into the model.
   auto backend = tt::backend::make_backend("cpu", 1);
