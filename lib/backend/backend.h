@@ -33,7 +33,7 @@ struct DropoutKey {
 // the same way: only the products against weights take bf16 operands.
 enum class MatmulPrecision { fp32, bf16, int8 };
 
-struct QuantizedWeight;  // backend/quantized_weight.h
+struct StoredWeight;  // backend/quantized_weight.h
 
 // Strides (in elements) of a batched matrix operand with two batch dimensions [b1, b2, rows, cols]:
 // element (i1, i2, r, c) is at i1*batch1 + i2*batch2 + r*ld + c. Lets attention run straight on the
@@ -79,12 +79,12 @@ class Backend {
   virtual MatmulPrecision matmul_precision() const { return MatmulPrecision::fp32; }
   // What runs the products, for logs ("avx512_core_bf16", "avx512_core_amx"); empty if not known.
   virtual std::string matmul_isa() const { return ""; }
-  // A weight stored quantized (tt-convert quantize): a backend whose products against this weight run in
-  // w->type (row-invariant mode at that precision) takes w and reads it instead of the fp32 values at
-  // `slot` [w->N, w->K] (dense rows), which it then never reads, so the caller need not write them. Returns
-  // false where it would not (another precision or device): the caller writes w's dequantized values into
-  // the slot instead. Set the mode first.
-  virtual bool adopt_quantized_weight(const float* /*slot*/, std::shared_ptr<const QuantizedWeight> /*w*/) {
+  // A weight as its model file stores it (float32, or quantized by tt-convert quantize): a backend whose
+  // products against this weight run in w->type (row-invariant mode at that precision) takes w and packs
+  // from it instead of from the fp32 values at `slot` [w->N, w->K] (dense rows), which it then never reads,
+  // so the caller need not write them. Returns false where it would not (another precision or device):
+  // the caller writes w's (dequantized) values into the slot instead. Set the modes first.
+  virtual bool adopt_stored_weight(const float* /*slot*/, std::shared_ptr<const StoredWeight> /*w*/) {
     return false;
   }
   // Weights mirrored in bf16 (no effect in fp32): converts values[0, n) once, and until release, any bf16

@@ -61,8 +61,19 @@ void QuantizedWeight::dequantize(float* out, int64_t ldo) const {
   for (int r = 0; r < N; ++r)
     for (int k = 0; k < K; ++k) {
       const size_t i = static_cast<size_t>(r) * K + k;
-      out[r * ldo + k] = type == MatmulPrecision::bf16 ? from_bf16(bf16[i]) : static_cast<float>(s8[i]) * scales[static_cast<size_t>(r)];
+      out[r * ldo + k] = type == MatmulPrecision::fp32   ? f32[i]
+                         : type == MatmulPrecision::bf16 ? from_bf16(bf16[i])
+                                                         : static_cast<float>(s8[i]) * scales[static_cast<size_t>(r)];
     }
+}
+
+std::shared_ptr<const StoredWeight> StoredWeight::of(QuantizedWeight values) {
+  auto w = std::make_shared<StoredWeight>();
+  w->type = values.type;
+  w->N = values.N;
+  w->K = values.K;
+  w->read = [v = std::make_shared<const QuantizedWeight>(std::move(values))] { return *v; };
+  return w;
 }
 
 }  // namespace tt::backend

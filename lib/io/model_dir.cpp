@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -51,6 +53,37 @@ nn::ModelConfig config_from(const nlohmann::json& j, const nn::ModelConfig& base
   }
 }
 
+// The model file, kept open for the weights a backend reads when it packs them (from any thread).
+struct SharedReader {
+  explicit SharedReader(const std::string& path) : reader(path) {}
+  std::mutex mutex;
+  SafetensorsReader reader;
+};
+
+std::shared_ptr<const backend::StoredWeight> stored_weight(std::shared_ptr<SharedReader> file, const std::string& name,
+                                                           const std::vector<int64_t>& shape, StDType dtype) {
+  auto w = std::make_shared<backend::StoredWeight>();
+  w->type = dtype == StDType::i8     ? backend::MatmulPrecision::int8
+            : dtype == StDType::bf16 ? backend::MatmulPrecision::bf16
+                                     : backend::MatmulPrecision::fp32;
+  w->N = static_cast<int>(shape[0]);
+  w->K = static_cast<int>(shape[1]);
+  // Read (and checked) again from the file the model was loaded from: the same values, or an error naming
+  // the file if it was changed in place since.
+  w->read = [file = std::move(file), name, shape, type = w->type] {
+    const std::lock_guard<std::mutex> lock(file->mutex);
+    if (type != backend::MatmulPrecision::fp32) return *read_quantized_weight(file->reader, name, shape);
+    backend::QuantizedWeight values;
+    values.type = type;
+    values.N = static_cast<int>(shape[0]);
+    values.K = static_cast<int>(shape[1]);
+    values.f32 = file->reader.read_f32(name);
+    require_finite(values.f32.data(), shape, file->reader.path(), name, "the model file changed since it was loaded");
+    return values;
+  };
+  return w;
+}
+
 }  // namespace
 
 void save_parameters(const std::string& path, const nn::ParameterSet& params,
@@ -79,8 +112,10 @@ AdoptedWeights load_parameters(const std::string& path, const nn::ParameterSet& 
       throw FormatError(path + ": tensor '" + e.name + "' is not a parameter of this model",
                         "the weights were saved from a different architecture; check config.json");
   // Tensor by tensor into its slot (the alignment padding between slots stays zero): no second copy of the
-  // whole model, and a slot whose weight a backend adopted is never written.
+  // whole model. With an adopter, the weights the products read stay in the file: the backend reads each
+  // when it packs it, and their slots are never written.
   backend::Backend& device = params.values().backend();
+  std::shared_ptr<SharedReader> file;
   std::vector<float> host;
   AdoptedWeights adopted;
   for (const auto& p : params.all()) {
@@ -88,18 +123,21 @@ AdoptedWeights load_parameters(const std::string& path, const nn::ParameterSet& 
     const TensorEntry* stored = reader.find(p.name);
     host.resize(static_cast<size_t>(p.shape.numel()));
     if (stored && (stored->dtype == StDType::i8 || stored->dtype == StDType::bf16)) {
-      auto w = read_quantized_weight(reader, p.name, dims(p.shape));
-      if (adopter && adopter->adopt_quantized_weight(slot, w)) {
-        device.discard(slot, host.size() * sizeof(float));
-        adopted.emplace_back(slot, std::move(w));
-        continue;
-      }
-      w->dequantize(host.data(), w->K);
+      read_quantized_weight(reader, p.name, dims(p.shape))->dequantize(host.data(), p.shape[1]);  // (checked)
     } else {
       const TensorEntry& e = reader.expect(p.name, StDType::f32, dims(p.shape));
       reader.read_raw(e, host.data());
       require_finite(host.data(), e.shape, path, p.name,
                      "the weights are damaged or the training diverged; use another checkpoint");
+    }
+    if (adopter && is_product_weight(p.name, static_cast<size_t>(p.shape.rank()))) {
+      if (!file) file = std::make_shared<SharedReader>(path);
+      auto w = stored_weight(file, p.name, dims(p.shape), stored->dtype);
+      if (adopter->adopt_stored_weight(slot, w)) {
+        device.discard(slot, host.size() * sizeof(float));
+        adopted.emplace_back(slot, std::move(w));
+        continue;
+      }
     }
     device.copy_from_host(slot, host.data(), host.size() * sizeof(float));
   }

@@ -147,7 +147,7 @@ QuantizeResult quantize_model_dir(const std::string& model, const std::string& o
 
 void adopt_weights(backend::Backend& backend, const AdoptedWeights& weights) {
   for (const auto& [slot, w] : weights)
-    if (!backend.adopt_quantized_weight(slot, w))
+    if (!backend.adopt_stored_weight(slot, w))
       throw InternalError("a decoding backend refused a quantized weight that another one took");
 }
 

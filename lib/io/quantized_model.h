@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/quantized_weight.h"
 
 namespace tt::io {
 
@@ -47,7 +48,7 @@ QuantizeResult quantize_model_dir(const std::string& model, const std::string& o
                                   bool replace);
 
 // Weights a backend adopted (by their fp32 slot), to hand the same ones to another backend (a worker).
-using AdoptedWeights = std::vector<std::pair<const float*, std::shared_ptr<const backend::QuantizedWeight>>>;
+using AdoptedWeights = std::vector<std::pair<const float*, std::shared_ptr<const backend::StoredWeight>>>;
 // Hands every one to `backend`; one refused is a tt::InternalError (the backends must run alike).
 void adopt_weights(backend::Backend& backend, const AdoptedWeights& weights);
 

@@ -1,7 +1,8 @@
-// Weights stored quantized (tt-convert quantize) and adopted by the backend (backend/quantized_weight.h,
-// packed_gemm.h): products against them give the bits the same fp32 weights give at that compute type,
-// without ever reading the weights' fp32 slot — also when several adopted weights lying one after the
-// other are read as one product (q, k, v) — and a product of another kind restores the slot first.
+// Weights as a model file stores them (float32, or quantized by tt-convert quantize), adopted by the backend
+// (backend/quantized_weight.h, packed_gemm.h): products against them give the bits the same fp32 weights
+// give at that compute type, without ever reading the weights' fp32 slot — also when several adopted
+// weights lying one after the other are read as one product (q, k, v) — and a product of another kind
+// restores the slot first.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 using namespace tt;
 using backend::MatmulPrecision;
 using backend::QuantizedWeight;
+using backend::StoredWeight;
 using tt::test::random_floats;
 using tt::test::upload;
 
@@ -76,12 +78,12 @@ TEST_CASE("adopted int8 and bf16 weights give the fp32 weights' bits at that com
       const auto expected = product(*be, x, upload(*be, w), M, N, K);
       // The adopter's slot holds NaNs: a product that read it would give NaN.
       auto slot = upload(*adopter, std::vector<float>(w.size(), std::nanf("")));
-      auto q = std::make_shared<QuantizedWeight>(QuantizedWeight::quantize(p, w.data(), N, K, K));
+      auto q = StoredWeight::of(QuantizedWeight::quantize(p, w.data(), N, K, K));
       if (p == MatmulPrecision::int8 && !vnni_levels()) {
-        CHECK_FALSE(adopter->adopt_quantized_weight(slot.f32(), q));  // fewer levels here: dequantize instead
+        CHECK_FALSE(adopter->adopt_stored_weight(slot.f32(), q));  // fewer levels here: dequantize instead
         continue;
       }
-      REQUIRE(adopter->adopt_quantized_weight(slot.f32(), q));
+      REQUIRE(adopter->adopt_stored_weight(slot.f32(), q));
       CHECK(same_bits(product(*adopter, x, slot, M, N, K), expected));
       CHECK(std::isnan(slot.to_host_f32()[0]));  // never written either
     }
@@ -100,9 +102,8 @@ TEST_CASE("adopted weights lying one after the other are read as one product, as
   int first = 0;
   for (int n : rows) {
     const float* part = w.data() + size_t(first) * K;
-    REQUIRE(adopter->adopt_quantized_weight(slot.f32() + size_t(first) * K,
-                                            std::make_shared<QuantizedWeight>(QuantizedWeight::quantize(
-                                                MatmulPrecision::int8, part, n, K, K))));
+    REQUIRE(adopter->adopt_stored_weight(slot.f32() + size_t(first) * K,
+                                         StoredWeight::of(QuantizedWeight::quantize(MatmulPrecision::int8, part, n, K, K))));
     first += n;
   }
   CHECK(same_bits(product(*adopter, x, slot, M, N, K), expected));
@@ -115,15 +116,56 @@ TEST_CASE("a product of another precision restores an adopted weight's slot and 
   const int M = 4, N = 20, K = 16;
   const auto w = random_floats(size_t(N) * K, 7);
   const auto x = random_floats(size_t(M) * K, 8);
-  const auto q = std::make_shared<QuantizedWeight>(QuantizedWeight::quantize(MatmulPrecision::int8, w.data(), N, K, K));
+  const auto values = QuantizedWeight::quantize(MatmulPrecision::int8, w.data(), N, K, K);
+  const auto q = StoredWeight::of(values);
   auto slot = upload(*adopter, std::vector<float>(w.size(), std::nanf("")));
-  REQUIRE(adopter->adopt_quantized_weight(slot.f32(), q));
+  REQUIRE(adopter->adopt_stored_weight(slot.f32(), q));
   REQUIRE(adopter->set_matmul_precision(MatmulPrecision::fp32));
   std::vector<float> dequantized(w.size());
-  q->dequantize(dequantized.data(), K);
+  values.dequantize(dequantized.data(), K);
   auto fp32 = decoding_backend(MatmulPrecision::fp32);
   CHECK(same_bits(product(*adopter, x, slot, M, N, K), product(*fp32, x, upload(*fp32, dequantized), M, N, K)));
   CHECK(same_bits(slot.to_host_f32(), dequantized));
   // Outside row-invariant mode or at another precision nothing is adopted: the caller dequantizes.
-  CHECK_FALSE(adopter->adopt_quantized_weight(slot.f32(), q));
+  CHECK_FALSE(adopter->adopt_stored_weight(slot.f32(), q));
+}
+
+TEST_CASE("adopted float32 weights: read only when packed, the fp32 product's bits, restored when row invariance ends",
+          "[backend][quantized]") {
+  auto be = decoding_backend(MatmulPrecision::fp32);
+  auto adopter = decoding_backend(MatmulPrecision::fp32);
+  const int M = 19, N = 300, K = 40;
+  const auto w = random_floats(size_t(N) * K, 9);
+  const auto x = random_floats(size_t(M) * K, 10);
+  const auto expected = product(*be, x, upload(*be, w), M, N, K);
+  QuantizedWeight values;
+  values.type = MatmulPrecision::fp32;
+  values.N = N;
+  values.K = K;
+  values.f32 = w;
+  auto stored = std::make_shared<StoredWeight>(*StoredWeight::of(values));
+  int reads = 0;
+  stored->read = [&reads, values] {
+    ++reads;
+    return values;
+  };
+  auto slot = upload(*adopter, std::vector<float>(w.size(), std::nanf("")));
+  REQUIRE(adopter->adopt_stored_weight(slot.f32(), stored));
+  CHECK(reads == 0);  // nothing read before a product needs it
+  CHECK(same_bits(product(*adopter, x, slot, M, N, K), expected));
+  CHECK(same_bits(product(*adopter, x, slot, M, N, K), expected));
+  CHECK(reads == 1);  // packed once
+  CHECK(std::isnan(slot.to_host_f32()[0]));
+  REQUIRE(adopter->set_row_invariant(false));  // other products read the slot: it is written back
+  CHECK(same_bits(slot.to_host_f32(), w));
+
+  // Stored float32, products at int8 or bf16: quantized or rounded when packed, as the fp32 slot would be.
+  for (MatmulPrecision p : {MatmulPrecision::int8, MatmulPrecision::bf16}) {
+    auto reference = decoding_backend(p);
+    auto quantizing = decoding_backend(p);
+    if (!reference) continue;
+    auto nan_slot = upload(*quantizing, std::vector<float>(w.size(), std::nanf("")));
+    REQUIRE(quantizing->adopt_stored_weight(nan_slot.f32(), StoredWeight::of(values)));
+    CHECK(same_bits(product(*quantizing, x, nan_slot, M, N, K), product(*reference, x, upload(*reference, w), M, N, K)));
+  }
 }

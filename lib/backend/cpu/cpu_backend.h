@@ -46,17 +46,14 @@ class CpuBackend final : public Backend {
   void copy(void* dst, const void* src, size_t bytes) override;
   void fill(float* x, float value, int64_t n) override;
   void synchronize() override {}
-  bool set_row_invariant(bool on) override {
-    row_invariant_ = on;
-    return true;
-  }
+  bool set_row_invariant(bool on) override;
 
   // bf16 needs bf16 instructions (avx512_core_bf16 or AMX) in oneDNN's effective ISA (gemm_bf16.cpp).
   bool set_matmul_precision(MatmulPrecision p) override;
   MatmulPrecision matmul_precision() const override { return precision_; }
   std::string matmul_isa() const override;
   // Taken in row-invariant mode at the weight's precision (packed_gemm.h), int8 only with VNNI.
-  bool adopt_quantized_weight(const float* slot, std::shared_ptr<const QuantizedWeight> w) override;
+  bool adopt_stored_weight(const float* slot, std::shared_ptr<const StoredWeight> w) override;
   void hold_bf16_weights(const float* values, int64_t n) override;
   void release_bf16_weights() override;
   void keep_bf16_operand(const float* values, int64_t n) override;

@@ -181,9 +181,16 @@ void CpuBackend::gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2
   check_sgemm(status, M, N, K);
 }
 
-bool CpuBackend::adopt_quantized_weight(const float* slot, std::shared_ptr<const QuantizedWeight> w) {
-  const bool precision = w->type == precision_ && precision_ != MatmulPrecision::fp32;
-  if (!row_invariant_ || !precision) return false;
+bool CpuBackend::set_row_invariant(bool on) {
+  if (!on && matmul_ && matmul_->packed) matmul_->packed->restore_all();  // other products read the weights
+  row_invariant_ = on;
+  return true;
+}
+
+bool CpuBackend::adopt_stored_weight(const float* slot, std::shared_ptr<const StoredWeight> w) {
+  // Stored float32 weights for any precision (rounded or quantized when packed, as B's would be); stored
+  // int8 / bf16 ones for their own.
+  if (!row_invariant_ || (w->type != precision_ && w->type != MatmulPrecision::fp32)) return false;
   MatmulCache& cache = matmul_cache();
   if (!cache.packed) cache.packed = std::make_unique<PackedGemm>(cache.engine, threads_, *kernels_, ctx_);
   return cache.packed->adopt(slot, std::move(w));
@@ -205,8 +212,9 @@ void CpuBackend::gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, in
                           : precision_ == MatmulPrecision::bf16 ? Operands::bf16
                                                                 : Operands::f32;
     if (cache.packed->run(M, N, K, A, lda, B, ldb, C, ldc, type)) return;
-    cache.packed->restore(B);  // oneDNN has no kernel for the shape: the fallback below reads B's values
   }
+  // Not a packed product (another form, or a shape oneDNN has no kernel for): it reads B's values.
+  if (matmul_ && matmul_->packed) matmul_->packed->restore(B);
   constexpr int kMinRows = 16, kChunkRows = 64, kBlockCols = 256;
   // A transposed operand is first copied to row-major rows (inference never takes this path).
   float* buf = nullptr;

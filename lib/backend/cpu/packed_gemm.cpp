@@ -81,8 +81,19 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, Operands t
   return (kernels_by_shape_[key] = std::move(k)).get();
 }
 
-memory PackedGemm::pack_block(const Kernel& k, const float* B, const Given& given, int K, int c0, int width,
-                              int64_t ldb, Operands type, std::vector<float>& scales) {
+PackedGemm::Source PackedGemm::source(const float* B, int64_t ldb, const Given& given, Operands type) {
+  Source from{B, ldb, {}, {}};
+  for (const StoredWeight* part : given) from.stored.push_back(part->read());
+  if (from.stored.empty() || type == Operands::f32 || from.stored.front().type != MatmulPrecision::fp32) return from;
+  for (const QuantizedWeight& part : from.stored) from.dense.insert(from.dense.end(), part.f32.begin(), part.f32.end());
+  from.stored.clear();
+  from.B = from.dense.data();
+  from.ldb = given.front()->K;
+  return from;
+}
+
+memory PackedGemm::pack_block(const Kernel& k, const Source& from, int K, int c0, int width, Operands type,
+                              std::vector<float>& scales) {
   dnnl::stream stream(engine_);
   memory packed(k.b_md, engine_);
   auto reorder = [&](dt t, const void* rows, int64_t ld) {  // rows: block row 0 of B, row stride ld
@@ -90,22 +101,26 @@ memory PackedGemm::pack_block(const Kernel& k, const float* B, const Given& give
     dnnl::reorder(user, packed).execute(stream, user, packed);
     stream.wait();  // the source may be freed on return
   };
-  const size_t row_bytes = static_cast<size_t>(K) * (type == Operands::s8 ? 1 : 2);
+  const std::vector<QuantizedWeight>& given = from.stored;
+  const float* B = from.B;
+  const int64_t ldb = from.ldb;
+  const size_t row_bytes = static_cast<size_t>(K) * (type == Operands::s8 ? 1 : type == Operands::bf16 ? 2 : 4);
   if (!given.empty()) {  // the block's rows gathered from the adopted weights that hold them
     std::vector<char> rows(static_cast<size_t>(width) * row_bytes);
     scales.resize(type == Operands::s8 ? static_cast<size_t>(width) : 0);
     int first = 0;  // B's row where the part starts
-    for (const QuantizedWeight* part : given) {
-      for (int r = std::max(first, c0); r < std::min(first + part->N, c0 + width); ++r) {
-        const size_t at = static_cast<size_t>(r - first);
-        const void* src = type == Operands::s8 ? static_cast<const void*>(part->s8.data() + at * K)
-                                               : static_cast<const void*>(part->bf16.data() + at * K);
+    for (const QuantizedWeight& part : given) {
+      for (int r = std::max(first, c0); r < std::min(first + part.N, c0 + width); ++r) {
+        const size_t at = static_cast<size_t>(r - first) * static_cast<size_t>(K);
+        const void* src = type == Operands::s8     ? static_cast<const void*>(part.s8.data() + at)
+                          : type == Operands::bf16 ? static_cast<const void*>(part.bf16.data() + at)
+                                                   : static_cast<const void*>(part.f32.data() + at);
         std::memcpy(rows.data() + static_cast<size_t>(r - c0) * row_bytes, src, row_bytes);
-        if (type == Operands::s8) scales[static_cast<size_t>(r - c0)] = part->scales[at];
+        if (type == Operands::s8) scales[static_cast<size_t>(r - c0)] = part.scales[static_cast<size_t>(r - first)];
       }
-      first += part->N;
+      first += part.N;
     }
-    reorder(type == Operands::s8 ? dt::s8 : dt::bf16, rows.data(), K);
+    reorder(element_type(type), rows.data(), K);
   } else if (type == Operands::f32) {
     reorder(dt::f32, B + c0 * ldb, ldb);
   } else if (type == Operands::bf16) {  // rounded here, by tt's kernel: the same rounding as A's
@@ -121,7 +136,7 @@ memory PackedGemm::pack_block(const Kernel& k, const float* B, const Given& give
   return packed;
 }
 
-bool PackedGemm::adopt(const float* slot, std::shared_ptr<const QuantizedWeight> w) {
+bool PackedGemm::adopt(const float* slot, std::shared_ptr<const StoredWeight> w) {
   if (w->type == MatmulPrecision::int8 && int8_weight_levels() != QuantizedWeight::kInt8Levels) return false;
   adopted_[slot] = std::move(w);
   return true;
@@ -130,7 +145,7 @@ bool PackedGemm::adopt(const float* slot, std::shared_ptr<const QuantizedWeight>
 void PackedGemm::restore(const float* slot) {
   const auto it = adopted_.find(slot);
   if (it == adopted_.end()) return;
-  it->second->dequantize(const_cast<float*>(slot), it->second->K);  // the weight's own (writable) slot
+  it->second->read().dequantize(const_cast<float*>(slot), it->second->K);  // the weight's own (writable) slot
   adopted_.erase(it);
   // Whatever was packed from the given values over these rows is packed from B's values from now on.
   const auto at = reinterpret_cast<uintptr_t>(slot);
@@ -141,14 +156,23 @@ void PackedGemm::restore(const float* slot) {
   }
 }
 
+void PackedGemm::restore_all() {
+  while (!adopted_.empty()) restore(adopted_.begin()->first);
+}
+
 PackedGemm::Given PackedGemm::given_rows(const float* B, int N, int K, int64_t ldb, Operands type) {
   if (adopted_.empty()) return {};
-  const MatmulPrecision want = type == Operands::s8 ? MatmulPrecision::int8 : MatmulPrecision::bf16;
+  const MatmulPrecision want = type == Operands::s8     ? MatmulPrecision::int8
+                               : type == Operands::bf16 ? MatmulPrecision::bf16
+                                                        : MatmulPrecision::fp32;
   Given parts;
   int covered = 0;
-  while (covered < N && ldb == K && type != Operands::f32) {
+  while (covered < N && ldb == K) {
     const auto it = adopted_.find(B + int64_t{covered} * K);
-    if (it == adopted_.end() || it->second->K != K || it->second->type != want || covered + it->second->N > N) break;
+    const StoredWeight* w = it == adopted_.end() ? nullptr : it->second.get();
+    const bool packable = w && w->K == K && (w->type == want || w->type == MatmulPrecision::fp32) &&
+                          (parts.empty() || w->type == parts.front()->type) && covered + w->N <= N;
+    if (!packable) break;
     parts.push_back(it->second.get());
     covered += it->second->N;
   }
@@ -173,12 +197,13 @@ PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t l
     return &it->second;
   Weights w;
   w.sample = std::move(sample);
+  const Source from = source(B, ldb, given, type);
   for (int c0 = 0; c0 < N; c0 += kBlockCols) {
     const int width = std::min(kBlockCols, N - c0);
     Kernel* k = kernel(K, width, lda, type, kInt8TileRows);  // the main tiles' layout (layout_for adds others)
     if (!k) return nullptr;
     Block b{c0, width, {}, {}};
-    b.packed.push_back(pack_block(*k, B, given, K, c0, width, ldb, type, b.scales));
+    b.packed.push_back(pack_block(*k, from, K, c0, width, type, b.scales));
     w.blocks.push_back(std::move(b));
   }
   if (weights_.size() >= 1024) weights_.clear();  // bound the cache (a model has a few hundred matrices)
@@ -190,7 +215,7 @@ size_t PackedGemm::layout_for(Block& b, const Kernel& k, const float* B, const G
   for (size_t i = 0; i < b.packed.size(); ++i)
     if (b.packed[i].get_desc() == k.b_md) return i;
   std::vector<float> scales;  // the same quantization as the first copy's
-  b.packed.push_back(pack_block(k, B, given, K, b.c0, b.width, ldb, type, scales));
+  b.packed.push_back(pack_block(k, source(B, ldb, given, type), K, b.c0, b.width, type, scales));
   return b.packed.size() - 1;
 }
 

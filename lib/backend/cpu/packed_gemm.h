@@ -27,9 +27,10 @@
 // weights of an inference model never change, and a training step changes every weight (a change to
 // unsampled values only would go unseen: do not edit a few weights in place between products).
 //
-// Weights stored quantized (tt-convert quantize) are adopted: B's address then stands for the given int8
-// or bf16 values, which are packed as they are, and B's own memory is never read (inference leaves it
-// unwritten). They are the values packing B's fp32 originals would give (backend/quantized_weight.h), so
+// Weights a model file stores (float32, or int8 / bf16 by tt-convert quantize) are adopted: B's address
+// then stands for the stored values, read from the file when a block is packed and dropped after, and B's
+// own memory is never read (inference leaves it unwritten): decoding holds the packed copy alone. Stored
+// int8 / bf16 values are the ones packing B's fp32 originals would give (backend/quantized_weight.h), so
 // the results are the same bits. A product over several adopted weights lying one after the other (the
 // q, k, v projections as one [3D, D] product) reads them as one: the quantization is per row.
 #pragma once
@@ -63,10 +64,11 @@ class PackedGemm {
 
   // Takes `w` for the weight at `slot` (see above). False where this CPU's int8 products quantize weights to
   // fewer levels than w's (no VNNI): the caller then dequantizes.
-  bool adopt(const float* slot, std::shared_ptr<const QuantizedWeight> w);
-  // If the weight at `slot` was adopted: writes its dequantized values there and forgets the adoption, so
+  bool adopt(const float* slot, std::shared_ptr<const StoredWeight> w);
+  // If the weight at `slot` was adopted: writes its (dequantized) values there and forgets the adoption, so
   // that products of another kind (another precision, a shape oneDNN refuses) can read B. Else nothing.
   void restore(const float* slot);
+  void restore_all();
 
   // Returns false (and computes nothing) where oneDNN offers no primitive for the shape.
   bool run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
@@ -102,9 +104,19 @@ class PackedGemm {
   static std::vector<float> fingerprint(const float* B, int N, int K, int64_t ldb);
   // Rows [c0, c0 + width) of B as the [K, width] operand in k's layout: from `given` where the weight was
   // adopted, else from B's fp32 values (rounded or quantized here).
-  using Given = std::vector<const QuantizedWeight*>;  // adopted weights covering B's rows in order; empty: none
-  dnnl::memory pack_block(const Kernel& k, const float* B, const Given& given, int K, int c0, int width,
-                          int64_t ldb, Operands type, std::vector<float>& scales);
+  using Given = std::vector<const StoredWeight*>;  // adopted weights covering B's rows in order; empty: none
+  // What blocks are packed from: B's values, or the adopted weights' stored values, read once for all the
+  // blocks and dropped after. Stored float32 values packed at another precision are gathered into `dense`
+  // and rounded or quantized as B's would be.
+  struct Source {
+    const float* B = nullptr;
+    int64_t ldb = 0;
+    std::vector<QuantizedWeight> stored;  // in B's row order; empty: pack from B
+    std::vector<float> dense;
+  };
+  static Source source(const float* B, int64_t ldb, const Given& given, Operands type);
+  dnnl::memory pack_block(const Kernel& k, const Source& from, int K, int c0, int width, Operands type,
+                          std::vector<float>& scales);
   // The adopted weights that make up B [N, K] for products of `type`; empty if they do not cover it all
   // (then any adopted weight inside B is restored: the product reads B's fp32 values).
   Given given_rows(const float* B, int N, int K, int64_t ldb, Operands type);
@@ -117,7 +129,7 @@ class PackedGemm {
   const KernelTable& kernels_;
   const KernelContext& ctx_;
   std::map<WeightsKey, Weights> weights_;
-  std::map<const float*, std::shared_ptr<const QuantizedWeight>> adopted_;  // by the slot's address
+  std::map<const float*, std::shared_ptr<const StoredWeight>> adopted_;  // by the slot's address
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_by_shape_;  // a null entry: oneDNN refused the shape
   int tile_rows_[2] = {0, 0};            // f32, bf16: decided by the first such kernel oneDNN creates
   std::vector<float> tail_a_;            // fp32: the last, partial tile of A padded to a tile (same stride)
