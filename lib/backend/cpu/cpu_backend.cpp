@@ -106,8 +106,8 @@ size_t mapped_size(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * 
 
 // A mapping of its own, aligned to and advised for huge pages like allocate()'s big buffers. It reads as
 // zeros and its pages are backed only once written, so zero-initialised weights cost no memory before they
-// are loaded, and weights that are never written (stored quantized and read from their packed copy, see
-// io/quantized_model.h) never cost any.
+// are loaded, and weights that are never written (those a decoding backend adopts and reads from its packed
+// copy, see packed_gemm.h) never cost any.
 void* CpuBackend::allocate_zeroed(size_t bytes) {
 #if defined(__linux__)
   if (bytes < 2 * kHugePage) return nullptr;
