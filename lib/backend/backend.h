@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "backend/activation.h"
 #include "backend/device.h"
 
 namespace tt::backend {
@@ -176,6 +177,9 @@ class Backend {
   // y = dropout(relu(x + bias)), keep probability 1-p, kept values scaled by 1/(1-p). y may alias x.
   virtual void bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p,
                                          DropoutKey key) = 0;
+  // y = act(x + bias), x/y [N, F], y may alias x: the swish and gelu of imported models, for inference
+  // (no dropout, no backward). The default throws: a device without it refuses such models by name.
+  virtual void bias_activation_forward(float* y, const float* x, const float* bias, int64_t N, int F, Activation a);
   // dx = dy where y > 0, scaled by 1/(1-p), else 0 (needs no mask: y == 0 iff dropped or relu-inactive).
   // dx may alias dy. Assigns dx; bias gradient is taken separately with bias_backward(dx).
   virtual void relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) = 0;

@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 
 #include "backend/attention_strides.h"
+#include "util/error.h"
 
 namespace tt::backend {
 namespace {
@@ -87,6 +88,13 @@ void Backend::log_softmax_topk(float* values, int32_t* indices, float* shift, fl
   log_softmax(x, rows, V);
   topk(values, indices, x, rows, V, k);
   fill(shift, 0.0f, rows);
+}
+
+// Not a fusion, but the same kind of fallback: a device without the kernel refuses the model by name.
+void Backend::bias_activation_forward(float*, const float*, const float*, int64_t, int, Activation a) {
+  throw ConfigError(name() + " has no kernel for the " + (a == Activation::gelu ? "gelu" : "swish") +
+                        " activation this model uses",
+                    "run it on the CPU (--device cpu)");
 }
 
 }  // namespace tt::backend

@@ -55,8 +55,18 @@ double json_float(float x) {
 
 const char* position_name(PositionKind k) { return k == PositionKind::sinusoidal ? "sinusoidal" : "learned"; }
 const char* norm_name(NormPlacement n) { return n == NormPlacement::post ? "post" : "pre"; }
+const char* layout_name(SinusoidalLayout l) { return l == SinusoidalLayout::interleaved ? "interleaved" : "halves"; }
 
 }  // namespace
+
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::relu: return "relu";
+    case Activation::swish: return "swish";
+    case Activation::gelu: return "gelu";
+  }
+  return "?";
+}
 
 void ModelConfig::validate() const {
   require(vocab_size_src >= 5, "vocab_size_src (" + std::to_string(vocab_size_src) +
@@ -98,9 +108,11 @@ void ModelConfig::validate() const {
                                                              std::to_string(ids[i].second) +
                                                              ") must be a valid id below the vocabulary size");
     for (size_t j = 0; j < i; ++j)
-      require(ids[i].second != ids[j].second,
+      require(ids[i].second != ids[j].second || (i == 2 && j == 0),  // bos may be pad (see config.h)
               std::string(ids[i].first) + " and " + ids[j].first + " must differ");
   }
+  require(sinusoidal_layout == SinusoidalLayout::interleaved || d_model % 2 == 0,
+          "sinusoidal_layout \"halves\" needs an even d_model (" + std::to_string(d_model) + ")");
 }
 
 int64_t ModelConfig::parameter_count() const {
@@ -114,8 +126,9 @@ int64_t ModelConfig::parameter_count() const {
   const int64_t encoder_layer = 4 * projection + 2 * layer_norm + ffn;
   const int64_t decoder_layer = 8 * projection + 3 * layer_norm + ffn;
   const int64_t final_norms = norm == NormPlacement::pre ? 2 * layer_norm : 0;  // one per stack
-  // The output projection is tied to the (target) embedding and has no bias.
-  return embeddings + positions + L_enc * encoder_layer + L_dec * decoder_layer + final_norms;
+  // The output projection is tied to the (target) embedding; its bias is optional.
+  const int64_t logits_bias = output_bias ? V_tgt : 0;
+  return embeddings + positions + L_enc * encoder_layer + L_dec * decoder_layer + final_norms + logits_bias;
 }
 
 int64_t ModelConfig::training_state_bytes() const { return 16 * parameter_count(); }
@@ -185,6 +198,10 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"positions", position_name(c.positions)},
       {"max_positions", c.max_positions},
       {"norm", norm_name(c.norm)},
+      {"sinusoidal_layout", layout_name(c.sinusoidal_layout)},
+      {"activation", activation_name(c.activation)},
+      {"scale_embeddings", c.scale_embeddings},
+      {"output_bias", c.output_bias},
       {"pad_id", c.pad_id},
       {"unk_id", c.unk_id},
       {"bos_id", c.bos_id},
@@ -220,14 +237,16 @@ ModelConfig config_from_json(const nlohmann::json& j, ModelConfig base) {
       field = static_cast<float>(x);
     };
   };
+  auto boolean = [&](bool& field) -> Setter {
+    return [&field, wrong_type](const std::string& key, const nlohmann::json& v) {
+      if (!v.is_boolean()) throw wrong_type(key, "true or false", v);
+      field = v.get<bool>();
+    };
+  };
   const std::map<std::string, Setter> setters = {
       {"vocab_size_src", integer(c.vocab_size_src)},
       {"vocab_size_tgt", integer(c.vocab_size_tgt)},
-      {"shared_vocab",
-       [&](const std::string& key, const nlohmann::json& v) {
-         if (!v.is_boolean()) throw wrong_type(key, "true or false", v);
-         c.shared_vocab = v.get<bool>();
-       }},
+      {"shared_vocab", boolean(c.shared_vocab)},
       {"d_model", integer(c.d_model)},
       {"d_ff", integer(c.d_ff)},
       {"heads", integer(c.heads)},
@@ -251,6 +270,21 @@ ModelConfig config_from_json(const nlohmann::json& j, ModelConfig base) {
          else if (v == "pre") c.norm = NormPlacement::pre;
          else throw wrong_type(key, "\"post\" or \"pre\"", v);
        }},
+      {"sinusoidal_layout",
+       [&](const std::string& key, const nlohmann::json& v) {
+         if (v == "interleaved") c.sinusoidal_layout = SinusoidalLayout::interleaved;
+         else if (v == "halves") c.sinusoidal_layout = SinusoidalLayout::halves;
+         else throw wrong_type(key, "\"interleaved\" or \"halves\"", v);
+       }},
+      {"activation",
+       [&](const std::string& key, const nlohmann::json& v) {
+         if (v == "relu") c.activation = Activation::relu;
+         else if (v == "swish") c.activation = Activation::swish;
+         else if (v == "gelu") c.activation = Activation::gelu;
+         else throw wrong_type(key, "\"relu\", \"swish\" or \"gelu\"", v);
+       }},
+      {"scale_embeddings", boolean(c.scale_embeddings)},
+      {"output_bias", boolean(c.output_bias)},
       {"pad_id", integer(c.pad_id)},
       {"unk_id", integer(c.unk_id)},
       {"bos_id", integer(c.bos_id)},

@@ -6,10 +6,16 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "backend/activation.h"
+
 namespace tt::nn {
 
 enum class PositionKind { sinusoidal, learned };  // §3.5; Table 3 row (E)
 enum class NormPlacement { post, pre };           // post: LayerNorm(x + Sublayer(x)) as in the paper
+using backend::Activation;  // the FFN's: relu (the paper's), or swish / gelu (models imported by tt-convert)
+// Where the sinusoidal table puts sin and cos of one frequency: interleaved (§3.5: sin in column 2i, cos in
+// 2i+1) or halves (sin in column i, cos in D/2 + i, as Marian and Transformers lay it out).
+enum class SinusoidalLayout { interleaved, halves };
 
 struct ModelConfig {
   // Vocabulary. shared_vocab: source, target and output projection share one matrix (§3.4); otherwise the
@@ -33,8 +39,15 @@ struct ModelConfig {
   PositionKind positions = PositionKind::sinusoidal;
   int max_positions = 1024;  // table size (learned positions are parameters of this many rows)
   NormPlacement norm = NormPlacement::post;
+  SinusoidalLayout sinusoidal_layout = SinusoidalLayout::interleaved;
 
-  // Special ids: tt's convention for every model (see man tt-tokenize).
+  // What models trained elsewhere need (tt-convert import-marian); the defaults are the paper's.
+  Activation activation = Activation::relu;
+  bool scale_embeddings = true;  // token embeddings times √d_model (§3.4)
+  bool output_bias = false;      // a bias on the logits (output.bias [vocab_size_tgt]; Marian's final_logits_bias)
+
+  // Special ids: tt's convention for models it trains (see man tt-tokenize). bos_id is the token the
+  // decoder starts from; it may be pad_id (Marian models start from their pad).
   int32_t pad_id = 0;
   int32_t unk_id = 1;
   int32_t bos_id = 2;
@@ -77,5 +90,7 @@ ModelConfig preset(const std::string& name);
 nlohmann::json to_json(const ModelConfig& config);
 // Unknown keys and wrong types are errors naming the key (a typo must not silently train the wrong model).
 ModelConfig config_from_json(const nlohmann::json& j, ModelConfig base = {});
+
+const char* activation_name(Activation a);  // "relu", "swish", "gelu"
 
 }  // namespace tt::nn

@@ -16,7 +16,7 @@ void DecoderLayer::declare(ParameterSet& params, const std::string& prefix, cons
   cross_attn_.declare(params, prefix + ".cross_attn", c.d_model, c.heads, MultiHeadAttention::Kind::cross,
                       c.attention_dropout, site_ + 2);
   cross_attn_norm_.declare(params, prefix + ".cross_attn_norm", c.d_model, c.layer_norm_eps);
-  ffn_.declare(params, prefix + ".ffn", c.d_model, c.d_ff, c.relu_dropout, site_ + 4);
+  ffn_.declare(params, prefix + ".ffn", c.d_model, c.d_ff, c.relu_dropout, c.activation, site_ + 4);
   ffn_norm_.declare(params, prefix + ".ffn_norm", c.d_model, c.layer_norm_eps);
 }
 

@@ -9,7 +9,7 @@ void EncoderLayer::declare(ParameterSet& params, const std::string& prefix, cons
   self_attn_.declare(params, prefix + ".self_attn", c.d_model, c.heads, MultiHeadAttention::Kind::self,
                      c.attention_dropout, site_ + 0);
   self_attn_norm_.declare(params, prefix + ".self_attn_norm", c.d_model, c.layer_norm_eps);
-  ffn_.declare(params, prefix + ".ffn", c.d_model, c.d_ff, c.relu_dropout, site_ + 2);
+  ffn_.declare(params, prefix + ".ffn", c.d_model, c.d_ff, c.relu_dropout, c.activation, site_ + 2);
   ffn_norm_.declare(params, prefix + ".ffn_norm", c.d_model, c.layer_norm_eps);
 }
 

@@ -4,14 +4,16 @@
 
 #include "ops/elementwise.h"
 #include "ops/matmul.h"
+#include "util/check.h"
 
 namespace tt::nn {
 
 void FeedForward::declare(ParameterSet& params, const std::string& prefix, int D, int F, float relu_dropout,
-                          uint32_t site) {
+                          backend::Activation activation, uint32_t site) {
   D_ = D;
   F_ = F;
   relu_dropout_ = relu_dropout;
+  activation_ = activation;
   site_ = site;
   fc1_.declare(params, prefix + ".fc1", D, F);
   fc2_.declare(params, prefix + ".fc2", F, D);
@@ -25,6 +27,15 @@ void FeedForward::bind(const ParameterSet& params) {
 void FeedForward::forward(const tensor::Tensor& y, const tensor::Tensor& x, const StepContext& ctx, Saved* saved,
                           bool fused) const {
   const int64_t N = x.numel() / D_;
+  if (activation_ != backend::Activation::relu) {
+    TT_CHECK_MSG(!saved, "training runs ReLU models only (Transformer refuses the others)");
+    tensor::Tensor hidden = ctx.arena.allocate(tensor::Shape{N, F_});
+    ops::linear_forward(hidden, x, fc1_.weight(), tensor::Tensor{});
+    ops::bias_activation_forward(hidden, hidden, fc1_.bias(), activation_);
+    if (fused) fc2_.forward_without_bias(y, hidden);
+    else fc2_.forward(y, hidden);
+    return;
+  }
   const float p = ctx.rate(relu_dropout_);
   // bf16 training: the fp32 pre-activation lives only until the fused kernel has written the bf16 hidden
   // layer, which is all that is saved (half the memory of an fp32 hidden layer, no bf16 copy beside it).

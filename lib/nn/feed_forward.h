@@ -1,5 +1,6 @@
 // Position-wise feed-forward network (§3.3): FFN(x) = max(0, x W1^T + b1) W2^T + b2, with optional dropout on
-// the hidden layer (relu_dropout), fused with the bias and ReLU.
+// the hidden layer (relu_dropout), fused with the bias and ReLU. Imported models may use swish or gelu in
+// place of ReLU; those run forward only (inference: no saved state, no dropout).
 //   x, y [N, D]; hidden [N, F]. Names: <prefix>.fc1.{weight [F, D], bias [F]}, <prefix>.fc2.{weight [D, F], bias [D]}
 #pragma once
 
@@ -19,7 +20,8 @@ class FeedForward {
     float p = 0;
   };
 
-  void declare(ParameterSet& params, const std::string& prefix, int D, int F, float relu_dropout, uint32_t site);
+  void declare(ParameterSet& params, const std::string& prefix, int D, int F, float relu_dropout,
+               backend::Activation activation, uint32_t site);
   void bind(const ParameterSet& params);
 
   // fused: y is the output before fc2's bias, which the caller's fused residual kernel adds (output()).
@@ -34,6 +36,7 @@ class FeedForward {
  private:
   int D_ = 0, F_ = 0;
   float relu_dropout_ = 0;
+  backend::Activation activation_ = backend::Activation::relu;
   uint32_t site_ = 0;
   Linear fc1_, fc2_;
 };

@@ -5,19 +5,26 @@
 
 namespace tt::nn {
 
-void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table) {
+void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table,
+                               const tensor::Tensor& bias) {
   const int64_t D = table.dim(1);
   ops::keep_bf16(hidden);  // read again by backward's dtable
-  ops::matmul(logits, hidden.reshape(tensor::Shape{hidden.numel() / D, D}), false, table, true);
+  const tensor::Tensor h = hidden.reshape(tensor::Shape{hidden.numel() / D, D});
+  if (bias.defined()) ops::linear_forward(logits, h, table, bias);
+  else ops::matmul(logits, h, false, table, true);
 }
 
 void output_projection_backward(const tensor::Tensor& dhidden, const tensor::Tensor& dtable,
-                                const tensor::Tensor& dlogits, const tensor::Tensor& hidden,
-                                const tensor::Tensor& table) {
+                                const tensor::Tensor& dbias, const tensor::Tensor& dlogits,
+                                const tensor::Tensor& hidden, const tensor::Tensor& table) {
   const int64_t D = table.dim(1);
   const tensor::Tensor h = hidden.reshape(tensor::Shape{hidden.numel() / D, D});
-  ops::matmul(dtable, dlogits, true, h, false, 1.0f, 1.0f);
-  ops::matmul(dhidden.reshape(h.shape()), dlogits, false, table, false);
+  if (dbias.defined()) {
+    ops::linear_backward(dhidden.reshape(h.shape()), dtable, dbias, dlogits, h, table);
+  } else {
+    ops::matmul(dtable, dlogits, true, h, false, 1.0f, 1.0f);
+    ops::matmul(dhidden.reshape(h.shape()), dlogits, false, table, false);
+  }
   ops::forget_bf16(hidden);
 }
 

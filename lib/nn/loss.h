@@ -19,13 +19,16 @@ struct LossStats {
   int64_t tokens = 0;
 };
 
-// logits = hidden · table^T. In a bf16 training step hidden's bf16 copy is kept for backward.
-void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table);
-// dhidden = dlogits · table (assigned); dtable += dlogits^T · hidden; forgets hidden's copy. In bf16 the
-// caller keeps dlogits (from before the loss kernel, which then writes its copy) so both products read one.
+// logits = hidden · table^T (+ bias [V] where defined). In a bf16 training step hidden's bf16 copy is kept
+// for backward.
+void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table,
+                               const tensor::Tensor& bias);
+// dhidden = dlogits · table (assigned); dtable += dlogits^T · hidden (dbias += column sums of dlogits where
+// defined); forgets hidden's copy. In bf16 the caller keeps dlogits (from before the loss kernel, which then
+// writes its copy) so both products read one.
 void output_projection_backward(const tensor::Tensor& dhidden, const tensor::Tensor& dtable,
-                                const tensor::Tensor& dlogits, const tensor::Tensor& hidden,
-                                const tensor::Tensor& table);
+                                const tensor::Tensor& dbias, const tensor::Tensor& dlogits,
+                                const tensor::Tensor& hidden, const tensor::Tensor& table);
 
 // Sums loss and NLL over the rows whose target is not pad_id (summed on the host in double, in row order, so
 // the result does not depend on thread count). logits are replaced by d(grad_scale · loss_sum)/d logits.

@@ -2,12 +2,17 @@
 
 #include "nn/init.h"
 #include "nn/transformer_impl.h"
+#include "util/error.h"
 
 namespace tt::nn {
 
 Transformer::Transformer(const ModelConfig& config, backend::Backend& backend, Usage usage)
     : config_(config), usage_(usage), backend_(backend), impl_(std::make_unique<Impl>(backend)) {
   config_.validate();
+  if (usage == Usage::training && config_.activation != Activation::relu)
+    throw ConfigError(std::string("the model's activation is ") + activation_name(config_.activation) +
+                          ": tt-train trains ReLU models only (swish and gelu have no backward yet)",
+                      "translate with it, or train a model of tt's own");
   impl_->declare(params_, config_);
   params_.allocate(backend_, usage == Usage::training);
   impl_->embeddings.bind(params_, backend_);

@@ -111,7 +111,7 @@ Tensor Transformer::decode_steps(DecodeState& st, const std::vector<int32_t>& to
                                          capture ? &capture->decoder_cross : nullptr);
   const Tensor& table = m.embeddings.table(Side::target);
   Tensor logits = step_arena.allocate(Shape{queries, table.dim(0)});
-  output_projection_forward(logits, hidden, table);
+  output_projection_forward(logits, hidden, table, m.embeddings.output_bias());
   if (log_probs) ops::log_softmax(logits);
   st.length_ += n;
   return logits;

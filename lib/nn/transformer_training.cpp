@@ -25,14 +25,15 @@ LossStats Transformer::forward_backward(const Batch& batch, tensor::Arena& arena
                                     &decoder_saved);
   const Tensor& table = m.embeddings.table(Side::target);
   Tensor logits = arena.allocate(Shape{N, table.dim(0)});
-  output_projection_forward(logits, hidden, table);
+  output_projection_forward(logits, hidden, table, m.embeddings.output_bias());
   // bf16: the loss kernel writes its gradient's copy as it goes, and both backward products read it.
   ops::keep_bf16(logits);
   LossStats stats = label_smoothed_loss(logits, d.tgt_out, batch.tgt_out, config_.label_smoothing, config_.pad_id,
                                         grad_scale, arena);
 
   Tensor dhidden = arena.allocate(Shape{batch.B, batch.T, D});
-  output_projection_backward(dhidden, m.embeddings.table_grad(Side::target), logits, hidden, table);
+  output_projection_backward(dhidden, m.embeddings.table_grad(Side::target), m.embeddings.output_bias_grad(), logits,
+                             hidden, table);
   ops::forget_bf16(logits);
   Tensor dmemory = arena.allocate(memory.shape());
   dmemory.zero();
@@ -52,7 +53,8 @@ static Tensor inference_logits(Transformer::Impl& m, const detail::DeviceBatch& 
                                     capture ? &capture->decoder_cross : nullptr);
   const Tensor& table = m.embeddings.table(Side::target);
   Tensor logits = arena.allocate(Shape{batch.B, batch.T, table.dim(0)});
-  output_projection_forward(logits.reshape(Shape{int64_t{batch.B} * batch.T, table.dim(0)}), hidden, table);
+  output_projection_forward(logits.reshape(Shape{int64_t{batch.B} * batch.T, table.dim(0)}), hidden, table,
+                            m.embeddings.output_bias());
   return logits;
 }
 

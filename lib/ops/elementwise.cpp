@@ -37,6 +37,14 @@ void bias_relu_dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x,
     y.backend().bias_relu_dropout_forward(y.f32(), x.f32(), bias.f32(), x.numel() / F, F, p, key);
 }
 
+void bias_activation_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias,
+                             backend::Activation a) {
+  same_size(y, x, "bias_activation");
+  const int F = static_cast<int>(bias.numel());
+  TT_CHECK(last_dim(x) == F);
+  y.backend().bias_activation_forward(y.f32(), x.f32(), bias.f32(), x.numel() / F, F, a);
+}
+
 void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p) {
   same_size(dx, dy, "relu_dropout_backward");
   same_size(dy, y, "relu_dropout_backward");

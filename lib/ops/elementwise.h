@@ -19,6 +19,9 @@ double sum_squares(const tensor::Tensor& x);
 // the rounded result is written.
 void bias_relu_dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias,
                                float p, backend::DropoutKey key);
+// y = act(x + bias), x/y [N, F], fp32; y may alias x. Inference only (swish, gelu; relu as above).
+void bias_activation_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias,
+                             backend::Activation a);
 // dx = dy / (1-p) where y > 0, else 0 (assigned; dx may alias dy). y may be bf16, as forward left it.
 void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p);
 

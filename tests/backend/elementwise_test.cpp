@@ -75,3 +75,25 @@ TEST_CASE("gather_rows reorders rows, repeats allowed", "[backend][layout]") {
   reference::gather_rows(e.data(), S.data(), index.data(), static_cast<int64_t>(index.size()), D);
   require_close(d.to_host_f32(), e, 0.0, 1e-30, "gather_rows");
 }
+
+TEST_CASE("bias_activation_forward: swish and gelu against double, relu as max(0, x)", "[backend][elementwise]") {
+  auto be = backend::make_backend("cpu", 2);
+  for (auto [N, F] : {std::pair<int64_t, int>{1, 1}, {5, 37}, {300, 130}}) {
+    INFO("N=" << N << " F=" << F);
+    auto X = random_floats(static_cast<size_t>(N * F), 11), bias = random_floats(F, 12);
+    for (auto& v : X) v *= 12.0f;  // well into both tails (|x| up to ~12) and through 0
+    for (auto a : {backend::Activation::swish, backend::Activation::gelu, backend::Activation::relu}) {
+      auto x = upload(*be, X), b = upload(*be, bias);
+      be->bias_activation_forward(x.f32(), x.f32(), b.f32(), N, F, a);  // in place
+      std::vector<double> expected(X.size());
+      for (int64_t i = 0; i < N; ++i)
+        for (int j = 0; j < F; ++j) {
+          const double v = double(X[i * F + j]) + bias[j];
+          expected[i * F + j] = a == backend::Activation::swish  ? v / (1.0 + std::exp(-v))
+                                : a == backend::Activation::gelu ? 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)))
+                                                                 : std::max(v, 0.0);
+        }
+      require_close(x.to_host_f32(), expected, 1e-6, 1e-6, "bias_activation_forward");
+    }
+  }
+}

@@ -77,6 +77,7 @@ TEST_CASE("parameter_count equals the model's registry for every variant", "[con
     for (auto positions : {tt::nn::PositionKind::sinusoidal, tt::nn::PositionKind::learned})
       for (auto norm : {tt::nn::NormPlacement::post, tt::nn::NormPlacement::pre}) {
         ModelConfig c = with_vocab(tt::nn::preset("tiny"), 97);
+        c.output_bias = shared != (norm == tt::nn::NormPlacement::pre);  // with and without, in every variant kind
         c.shared_vocab = shared;
         if (!shared) c.vocab_size_tgt = 61;
         c.positions = positions;
@@ -141,6 +142,56 @@ TEST_CASE("validate names the field and the rule", "[config]") {
   c = ok;
   c.eos_id = c.bos_id;
   CHECK_THAT(problem(c), Catch::Contains("eos_id") && Catch::Contains("bos_id"));
+  c = ok;
+  c.bos_id = c.pad_id;  // the decoder may start from pad (Marian)
+  CHECK(problem(c).empty());
+  c.unk_id = c.pad_id;
+  CHECK_THAT(problem(c), Catch::Contains("unk_id") && Catch::Contains("pad_id"));
+  c = ok;
+  c.heads = 1;
+  c.d_model = 33;
+  CHECK(problem(c).empty());
+  c.sinusoidal_layout = tt::nn::SinusoidalLayout::halves;
+  CHECK_THAT(problem(c), Catch::Contains("sinusoidal_layout") && Catch::Contains("even d_model (33)"));
+}
+
+TEST_CASE("the fields imported models need: defaults are the paper's, each round-trips and is checked",
+          "[config]") {
+  const ModelConfig paper;
+  CHECK(paper.activation == tt::nn::Activation::relu);
+  CHECK(paper.scale_embeddings);
+  CHECK(!paper.output_bias);
+  CHECK(paper.sinusoidal_layout == tt::nn::SinusoidalLayout::interleaved);
+  // A config.json written before these fields existed loads as the paper's model.
+  const ModelConfig old = tt::nn::config_from_json(nlohmann::json{{"d_model", 64}});
+  CHECK(tt::nn::to_json(old)["activation"] == "relu");
+  CHECK(tt::nn::to_json(old)["sinusoidal_layout"] == "interleaved");
+
+  ModelConfig c = with_vocab(tt::nn::preset("tiny"), 300);
+  c.activation = tt::nn::Activation::swish;
+  c.scale_embeddings = false;
+  c.output_bias = true;
+  c.sinusoidal_layout = tt::nn::SinusoidalLayout::halves;
+  c.bos_id = c.pad_id;
+  const nlohmann::json j = tt::nn::to_json(c);
+  CHECK(j["activation"] == "swish");
+  CHECK(j["scale_embeddings"] == false);
+  CHECK(j["output_bias"] == true);
+  CHECK(j["sinusoidal_layout"] == "halves");
+  const ModelConfig r = tt::nn::config_from_json(nlohmann::json::parse(j.dump()));
+  CHECK(tt::nn::to_json(r) == j);
+  CHECK(r.parameter_count() == c.parameter_count());
+  CHECK(c.parameter_count() == with_vocab(tt::nn::preset("tiny"), 300).parameter_count() + 300);  // the bias
+  c.activation = tt::nn::Activation::gelu;
+  CHECK(tt::nn::config_from_json(tt::nn::to_json(c)).activation == tt::nn::Activation::gelu);
+
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"activation", "tanh"}}),
+                    Catch::Contains("'activation'") && Catch::Contains("swish"));
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"sinusoidal_layout", "mixed"}}),
+                    Catch::Contains("'sinusoidal_layout'") && Catch::Contains("halves"));
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"output_bias", 1}}), Catch::Contains("'output_bias'"));
+  CHECK_THROWS_WITH(tt::nn::config_from_json(nlohmann::json{{"scale_embeddings", "yes"}}),
+                    Catch::Contains("'scale_embeddings'"));
 }
 
 TEST_CASE("JSON round trip keeps every field", "[config]") {

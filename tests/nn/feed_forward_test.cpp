@@ -15,7 +15,7 @@ void check_ffn(float relu_dropout) {
   const int N = 6, D = 8, F = 20;
   nn::ParameterSet params;
   nn::FeedForward ffn;
-  ffn.declare(params, "ffn", D, F, relu_dropout, 9);
+  ffn.declare(params, "ffn", D, F, relu_dropout, backend::Activation::relu, 9);
   params.allocate(*be);
   ffn.bind(params);
   test::randomize(params, 1);

@@ -54,11 +54,11 @@ TEST_CASE("label-smoothed loss and tied projection: values and gradients", "[nn]
     auto loss = [&] {
       tensor::ArenaScope scope(arena);
       Tensor logits = arena.allocate(Shape{N, V});
-      nn::output_projection_forward(logits, hidden, table);
+      nn::output_projection_forward(logits, hidden, table, tensor::Tensor{});
       return nn::label_smoothed_loss(logits, t, targets, eps, pad, 0.0f, arena).loss_sum;
     };
     Tensor logits = Tensor::empty(*be, Shape{N, V});
-    nn::output_projection_forward(logits, hidden, table);
+    nn::output_projection_forward(logits, hidden, table, tensor::Tensor{});
     const Reference ref = reference(logits.to_host_f32(), targets, V, eps, pad);
     const float grad_scale = 1.0f;
     auto stats = nn::label_smoothed_loss(logits, t, targets, eps, pad, grad_scale, arena);
@@ -70,7 +70,7 @@ TEST_CASE("label-smoothed loss and tied projection: values and gradients", "[nn]
     for (int v = 0; v < V; ++v) CHECK(dl[size_t(2) * V + v] == 0.0f);
     Tensor dhidden = Tensor::empty(*be, Shape{N, D});
     Tensor dtable = Tensor::zeros(*be, Shape{V, D});
-    nn::output_projection_backward(dhidden, dtable, logits, hidden, table);
+    nn::output_projection_backward(dhidden, dtable, tensor::Tensor{}, logits, hidden, table);
     INFO("V = " << V);
     auto rh = test::check_gradient("dhidden", hidden, dhidden.to_host_f32(), test::sample_coords(N * D, 56, 1), loss,
                                    1e-3);

@@ -155,9 +155,11 @@ TEST_CASE("init_parameters: deterministic, paper initialisation", "[nn][transfor
 
 namespace {
 
-void check_model_gradients(nn::NormPlacement norm, nn::PositionKind positions, bool shared) {
+void check_model_gradients(nn::NormPlacement norm, nn::PositionKind positions, bool shared,
+                           void (*tweak)(nn::ModelConfig&) = nullptr) {
   auto be = backend::make_backend("cpu", 1);
   auto c = tiny_config(norm, positions, shared);
+  if (tweak) tweak(c);
   nn::Transformer model(c, *be);
   model.init_parameters(3);
   // A generic point: LayerNorm gains in [0.5, 1.5], biases small and non-zero. (A ReLU unit within the
@@ -207,6 +209,54 @@ TEST_CASE("model gradients: post-LN, learned positions, separate vocabularies", 
 
 TEST_CASE("model gradients: pre-LN, sinusoidal, shared vocabulary", "[nn][transformer][grad]") {
   check_model_gradients(nn::NormPlacement::pre, nn::PositionKind::sinusoidal, true);
+}
+
+TEST_CASE("model gradients: a logits bias, unscaled embeddings, the halves sinusoidal layout (imported models)",
+          "[nn][transformer][grad]") {
+  check_model_gradients(nn::NormPlacement::post, nn::PositionKind::sinusoidal, true, [](nn::ModelConfig& c) {
+    c.output_bias = true;
+    c.scale_embeddings = false;
+    c.sinusoidal_layout = nn::SinusoidalLayout::halves;
+  });
+}
+
+TEST_CASE("training refuses swish and gelu models by name, inference takes them", "[nn][transformer]") {
+  auto be = backend::make_backend("cpu", 1);
+  for (auto a : {nn::Activation::swish, nn::Activation::gelu}) {
+    auto c = tiny_config(nn::NormPlacement::post, nn::PositionKind::sinusoidal, true);
+    c.activation = a;
+    CHECK_THROWS_WITH(nn::Transformer(c, *be), Catch::Contains(std::string("activation is ") + nn::activation_name(a)) &&
+                                                   Catch::Contains("ReLU models only"));
+    CHECK_NOTHROW(nn::Transformer(c, *be, nn::Usage::inference));
+  }
+}
+
+TEST_CASE("the logits bias is added to every row of the logits", "[nn][transformer]") {
+  auto be = backend::make_backend("cpu", 1);
+  auto c = tiny_config(nn::NormPlacement::post, nn::PositionKind::sinusoidal, true);
+  nn::Transformer plain(c, *be, nn::Usage::inference);
+  plain.init_parameters(5);
+  c.output_bias = true;
+  nn::Transformer biased(c, *be, nn::Usage::inference);
+  const nn::Parameter* bias = nullptr;
+  for (const auto& p : biased.params().all()) {  // the same weights, and a bias of its own
+    if (p.name == "output.bias") {
+      bias = &p;
+      continue;
+    }
+    const auto& from = plain.params().get(p.name);
+    be->copy(p.value.f32(), from.value.f32(), size_t(p.shape.numel()) * sizeof(float));
+  }
+  REQUIRE(bias);
+  const auto b = test::random_values(size_t(c.vocab_size_tgt), 7, -1.0f, 1.0f);
+  be->copy_from_host(bias->value.f32(), b.data(), b.size() * sizeof(float));
+  const nn::Batch batch = random_batch(c, 2, 4, 3, 13);
+  tensor::Arena arena(*be);
+  const auto without = plain.forward_logits(batch, arena).to_host_f32();
+  const auto with = biased.forward_logits(batch, arena).to_host_f32();
+  REQUIRE(with.size() == without.size());
+  for (size_t i = 0; i < with.size(); ++i)
+    REQUIRE(with[i] == Approx(without[i] + b[i % b.size()]).margin(1e-5));
 }
 
 TEST_CASE("grad_scale scales the accumulated gradient, and gradients accumulate", "[nn][transformer]") {

@@ -109,6 +109,9 @@ class CpuBackend final : public Backend {
   void bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p, DropoutKey key) override {
     kernels_->bias_relu_dropout_forward(ctx_, y, bf16_output_copy(y, N * F), x, bias, N, F, p, key);
   }
+  void bias_activation_forward(float* y, const float* x, const float* bias, int64_t N, int F, Activation a) override {
+    kernels_->bias_activation_forward(ctx_, y, x, bias, N, F, a);
+  }
   void relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) override {
     kernels_->relu_dropout_backward(ctx_, dx, bf16_output_copy(dx, n), dy, y, n, p);
   }

@@ -36,6 +36,8 @@ void scale(const KernelContext& ctx, float* x, float alpha, int64_t n);
 double sum_squares(const KernelContext& ctx, const float* x, int64_t n);
 void bias_relu_dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const float* x, const float* bias, int64_t N, int F,
                                float p, DropoutKey key);
+void bias_activation_forward(const KernelContext& ctx, float* y, const float* x, const float* bias, int64_t N, int F,
+                             Activation a);
 void relu_dropout_backward(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, const float* y, int64_t n, float p);
 void relu_dropout_backward_bf16(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, const uint16_t* y16,
                                 int64_t n, float p);

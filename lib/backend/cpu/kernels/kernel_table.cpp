@@ -13,6 +13,7 @@ const KernelTable kernel_table{
     .scale = scale,
     .sum_squares = sum_squares,
     .bias_relu_dropout_forward = bias_relu_dropout_forward,
+    .bias_activation_forward = bias_activation_forward,
     .relu_dropout_backward = relu_dropout_backward,
     .relu_dropout_backward_bf16 = relu_dropout_backward_bf16,
     .dropout_add_forward = dropout_add_forward,

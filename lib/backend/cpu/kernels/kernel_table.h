@@ -37,6 +37,8 @@ struct KernelTable {
   double (*sum_squares)(const KernelContext&, const float* x, int64_t n);
   void (*bias_relu_dropout_forward)(const KernelContext&, float* y, uint16_t* y16, const float* x, const float* bias, int64_t N,
                                     int F, float p, DropoutKey key);
+  void (*bias_activation_forward)(const KernelContext&, float* y, const float* x, const float* bias, int64_t N, int F,
+                                  Activation a);
   void (*relu_dropout_backward)(const KernelContext&, float* dx, uint16_t* dx16, const float* dy, const float* y, int64_t n, float p);
   void (*relu_dropout_backward_bf16)(const KernelContext&, float* dx, uint16_t* dx16, const float* dy, const uint16_t* y16,
                                      int64_t n, float p);
