@@ -62,8 +62,8 @@ constexpr size_t kWarnWeights = size_t{8} << 20;
 
 class Visualizer {
  public:
-  Visualizer(const Flags& f, tt::nn::Transformer& model, const tt::data::SpmTokenizer& src_spm,
-             const tt::data::SpmTokenizer& tgt_spm, int batch_size)
+  Visualizer(const Flags& f, tt::nn::Transformer& model, const tt::io::Vocabulary& src_spm,
+             const tt::io::Vocabulary& tgt_spm, int batch_size)
       : f_(f), model_(model), src_spm_(src_spm), tgt_spm_(tgt_spm), arena_(model.backend()), batch_size_(batch_size) {
     for (const auto& k : f.kinds.empty() ? std::vector<std::string>{"enc", "dec", "cross"} : f.kinds) {
       kinds_.encoder_self |= k == "enc";
@@ -138,7 +138,7 @@ class Visualizer {
     return tt::viz::SentenceAttention{{}, {}, c.n_layers_enc, c.n_layers_dec, c.heads, {}, {}, {}};
   }
 
-  tt::viz::Tokens tokens(const tt::data::SpmTokenizer& spm, const std::vector<int32_t>& ids) const {
+  tt::viz::Tokens tokens(const tt::io::Vocabulary& spm, const std::vector<int32_t>& ids) const {
     const tt::nn::ModelConfig& c = model_.config();
     tt::viz::Tokens t;
     for (int32_t id : ids) {
@@ -174,8 +174,8 @@ class Visualizer {
 
   const Flags& f_;
   tt::nn::Transformer& model_;
-  const tt::data::SpmTokenizer& src_spm_;
-  const tt::data::SpmTokenizer& tgt_spm_;
+  const tt::io::Vocabulary& src_spm_;
+  const tt::io::Vocabulary& tgt_spm_;
   tt::tensor::Arena arena_;
   int batch_size_;
   tt::viz::KindSet kinds_{false, false, false};
@@ -187,7 +187,7 @@ class Visualizer {
 };
 
 // --target: each source line with the reference line of the same number, no search.
-void force_targets(Visualizer& viz, const tt::decode::Translator& translator, const tt::data::SpmTokenizer& tgt_spm,
+void force_targets(Visualizer& viz, const tt::decode::Translator& translator, const tt::io::Vocabulary& tgt_spm,
                    const Flags& f, int32_t eos, int max_src_len, int max_tgt_len, bool quiet) {
   tt::util::LineReader in(f.input), ref(f.target);
   std::string line, target;
@@ -278,8 +278,8 @@ int attnviz_main(int argc, char** argv) {
   tt::nn::Transformer model(config, *backend, tt::nn::Usage::inference);
   tt::io::load_model_weights(f.model, model.params());
   const tt::io::ModelTokenizers spm = tt::io::load_tokenizers(f.model, full, config);
-  const tt::data::SpmTokenizer& src_spm = spm.source;
-  const tt::data::SpmTokenizer& tgt_spm = spm.target;
+  const tt::io::Vocabulary& src_spm = spm.source;
+  const tt::io::Vocabulary& tgt_spm = spm.target;
   tt::decode::Translator translator({&model}, &src_spm, &tgt_spm, o);
 
   Visualizer viz(f, model, src_spm, tgt_spm, o.batch_size);

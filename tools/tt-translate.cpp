@@ -49,7 +49,7 @@ struct Flags {
 
 // The first model's SentencePiece files; every other member must carry the same target model.
 struct Vocab {
-  std::optional<tt::data::SpmTokenizer> source, target;
+  std::optional<tt::io::Vocabulary> source, target;
 };
 
 int translate_main(int argc, char** argv) {

@@ -63,7 +63,7 @@ std::string format_score(const TargetScore& s, const ScoreRunOptions& o, const s
 }
 
 ScoreRun::ScoreRun(const std::vector<nn::Transformer*>& models, const Translator& translator,
-                   const data::SpmTokenizer* target_spm, const TranslatorOptions& options,
+                   const io::Vocabulary* target_spm, const TranslatorOptions& options,
                    ScoreRunOptions score_options)
     : translator_(translator), target_spm_(target_spm), options_(options), score_options_(std::move(score_options)),
       scorer_(models), ids_(special_ids(models.front()->config())) {

@@ -32,7 +32,7 @@ class ScoreRun {
   // `translator` encodes the sources (its input format and options: batch size, window, search penalty);
   // the models score; `target_spm` encodes text targets (null: targets are ids).
   ScoreRun(const std::vector<nn::Transformer*>& models, const Translator& translator,
-           const data::SpmTokenizer* target_spm, const TranslatorOptions& options, ScoreRunOptions score_options);
+           const io::Vocabulary* target_spm, const TranslatorOptions& options, ScoreRunOptions score_options);
   // Scores every target of `targets` against its line of `sources`; returns the number of targets.
   size_t run(util::LineReader& sources, util::LineReader& targets, const TranslatorOutput& out);
 
@@ -46,7 +46,7 @@ class ScoreRun {
   std::vector<int32_t> encode_target(const std::string& text, const std::string& where) const;
 
   const Translator& translator_;
-  const data::SpmTokenizer* target_spm_;
+  const io::Vocabulary* target_spm_;
   TranslatorOptions options_;
   ScoreRunOptions score_options_;
   EnsembleScorer scorer_;

@@ -30,8 +30,8 @@ AlignmentFormat parse_alignment_format(const std::string& name) {
   throw ConfigError("unknown alignment format '" + name + "'; expected hard or soft");
 }
 
-Translator::Translator(const std::vector<nn::Transformer*>& models, const data::SpmTokenizer* source_spm,
-                       const data::SpmTokenizer* target_spm, TranslatorOptions options)
+Translator::Translator(const std::vector<nn::Transformer*>& models, const io::Vocabulary* source_spm,
+                       const io::Vocabulary* target_spm, TranslatorOptions options)
     : models_(models), source_spm_(source_spm), target_spm_(target_spm), options_(std::move(options)) {
   validate(options_.search);
   if (options_.batch_size < 1) throw ConfigError("batch size must be at least 1");
@@ -63,7 +63,7 @@ void Translator::add_worker(const std::vector<nn::Transformer*>& models) {
   scorers_.push_back(std::make_unique<EnsembleScorer>(models));
 }
 
-std::vector<int32_t> line_ids(const std::string& line, TextFormat format, const data::SpmTokenizer* spm, int vocab,
+std::vector<int32_t> line_ids(const std::string& line, TextFormat format, const io::Vocabulary* spm, int vocab,
                               int32_t pad, const std::string& where, const char* side) {
   std::vector<int32_t> ids;
   if (format == TextFormat::text) {
@@ -205,7 +205,7 @@ void Translator::split(Pending& p, const std::string& line, const std::string& w
   else
     sentences.push_back(std::move(p.source));
   auto starts_word = [this](int32_t id) {
-    if (!source_spm_ || id < 0 || id >= source_spm_->piece_size()) return false;
+    if (!source_spm_ || id < 0 || id >= source_spm_->size()) return false;
     return source_spm_->id_to_piece(id).rfind("\u2581", 0) == 0;
   };
   p.parts = pack_parts(sentences, options_.max_src_len, starts_word);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "data/spm_tokenizer.h"
+#include "io/vocabulary.h"
 #include "decode/search.h"
 #include "decode/target_inputs.h"
 #include "nn/transformer.h"
@@ -25,7 +25,7 @@ TextFormat parse_text_format(const std::string& name);  // text, pieces, ids
 
 // The ids of a line of `format` text (through `spm`), pieces (through `spm`; without it, pad) or ids
 // (each in [0, vocab)); a bad id is a tt::FormatError naming `where` and `side` ("source", "target").
-std::vector<int32_t> line_ids(const std::string& line, TextFormat format, const data::SpmTokenizer* spm, int vocab,
+std::vector<int32_t> line_ids(const std::string& line, TextFormat format, const io::Vocabulary* spm, int vocab,
                               int32_t pad, const std::string& where, const char* side);
 AlignmentFormat parse_alignment_format(const std::string& name);  // none, hard, soft
 
@@ -61,8 +61,8 @@ class Translator {
  public:
   // models: one or more (an ensemble); target vocabulary checked. The tokenizers are needed for text
   // input / output only (may be null otherwise). Keeps references: they must outlive the translator.
-  Translator(const std::vector<nn::Transformer*>& models, const data::SpmTokenizer* source_spm,
-             const data::SpmTokenizer* target_spm, TranslatorOptions options);
+  Translator(const std::vector<nn::Transformer*>& models, const io::Vocabulary* source_spm,
+             const io::Vocabulary* target_spm, TranslatorOptions options);
 
   // One more decoding worker: the same models (in the same order) on another backend, e.g. made with
   // nn::Transformer's weight-sharing constructor. The batches of a window are then searched by all
@@ -104,8 +104,8 @@ class Translator {
   void translate_window(std::vector<Pending>& window, const TranslatorOutput& out);
 
   std::vector<nn::Transformer*> models_;
-  const data::SpmTokenizer* source_spm_;
-  const data::SpmTokenizer* target_spm_;
+  const io::Vocabulary* source_spm_;
+  const io::Vocabulary* target_spm_;
   TranslatorOptions options_;
   std::vector<std::unique_ptr<EnsembleScorer>> scorers_;  // one per worker
   SpecialIds ids_;

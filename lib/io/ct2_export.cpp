@@ -93,10 +93,12 @@ class SpecBuilder {
 
 // Each side's flags, as CTranslate2 4.x's converters write them.
 void side_flags(std::vector<Ct2Variable>& v, const std::string& side, const nn::ModelConfig& c) {
-  v.push_back(Ct2Variable::scalar_i8(side + "/activation", 0));  // ReLU
+  // CTranslate2's ActivationType: RELU 0, GELUTanh 1, SWISH 2, GELU 3.
+  const int8_t activation = c.activation == nn::Activation::swish ? 2 : c.activation == nn::Activation::gelu ? 3 : 0;
+  v.push_back(Ct2Variable::scalar_i8(side + "/activation", activation));
   v.push_back(Ct2Variable::scalar_i16(side + "/num_heads", static_cast<int16_t>(c.heads)));
   v.push_back(Ct2Variable::scalar_i8(side + "/pre_norm", c.norm == nn::NormPlacement::pre));
-  v.push_back(Ct2Variable::scalar_i8(side + "/scale_embeddings", 1));
+  v.push_back(Ct2Variable::scalar_i8(side + "/scale_embeddings", c.scale_embeddings));
   if (side == "encoder") {
     v.push_back(Ct2Variable::scalar_i8("encoder/embeddings_merge", 0));
     v.push_back(Ct2Variable::scalar_i8("encoder/multi_query_attention", 0));
@@ -116,14 +118,18 @@ std::vector<Ct2Variable> variables(const nn::ModelConfig& c, Weights& w) {
   b.copy("encoder/embeddings_0/weight", src_emb);
   b.copy("decoder/embeddings/weight", tgt_emb);
   b.copy("decoder/projection/weight", tgt_emb);
-  const std::vector<float> zeros(static_cast<size_t>(c.vocab_size_tgt), 0.0f);
-  v.push_back(Ct2Variable::f32("decoder/projection/bias", {c.vocab_size_tgt}, zeros.data()));
+  if (c.output_bias) {
+    b.copy("decoder/projection/bias", "output.bias");
+  } else {
+    const std::vector<float> zeros(static_cast<size_t>(c.vocab_size_tgt), 0.0f);
+    v.push_back(Ct2Variable::f32("decoder/projection/bias", {c.vocab_size_tgt}, zeros.data()));
+  }
   for (const char* side : {"encoder", "decoder"}) {
     const std::string s = side;
     if (c.positions == nn::PositionKind::learned) {
       b.copy(s + "/position_encodings/encodings", "embeddings.positions.weight");
     } else {
-      const std::vector<float> table = nn::sinusoidal_table(c.max_positions, c.d_model);
+      const std::vector<float> table = nn::sinusoidal_table(c.max_positions, c.d_model, c.sinusoidal_layout);
       v.push_back(Ct2Variable::f32(s + "/position_encodings/encodings", {c.max_positions, c.d_model}, table.data()));
     }
     if (c.norm == nn::NormPlacement::pre) b.norm(s + "/layer_norm", s + ".final_norm");
@@ -161,9 +167,9 @@ std::vector<std::string> named_ids(int size, const nn::ModelConfig& c) {
   return pieces;
 }
 
-std::vector<std::string> pieces_of(const data::SpmTokenizer& spm) {
+std::vector<std::string> pieces_of(const Vocabulary& vocab) {
   std::vector<std::string> pieces;
-  for (int i = 0; i < spm.piece_size(); ++i) pieces.push_back(spm.id_to_piece(i));
+  for (int i = 0; i < vocab.size(); ++i) pieces.push_back(vocab.id_to_piece(i));
   return pieces;
 }
 

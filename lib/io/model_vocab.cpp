@@ -1,6 +1,8 @@
 #include "io/model_vocab.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 #include "io/model_dir.h"
 #include "util/error.h"
@@ -37,32 +39,69 @@ VocabFiles vocab_files(const std::string& dir, const nlohmann::json& config) {
     throw FormatError(where + ": no \"vocab\" section naming the SentencePiece model(s)",
                       "models trained with tt-train on text carry it; this one was trained on ids only");
   VocabFiles files;
-  for (const char* side : {"source", "target"}) {
-    const auto name = vocab->find(side);
+  // key, what the file is, whether the key must be there, where its path goes
+  const std::tuple<const char*, const char*, bool, std::string*> entries[] = {
+      {"source", "SentencePiece model", true, &files.source},
+      {"target", "SentencePiece model", true, &files.target},
+      {"source_ids", "piece table", false, &files.source_ids},
+      {"target_ids", "piece table", false, &files.target_ids}};
+  for (const auto& [key, value] : vocab->items())
+    if (std::none_of(std::begin(entries), std::end(entries), [&](const auto& e) { return std::get<0>(e) == key; }))
+      throw FormatError(where + ": \"vocab\" has an unknown key \"" + key + "\"",
+                        "expected source, target, source_ids, target_ids");
+  for (const auto& [key, what, required, out] : entries) {
+    const auto name = vocab->find(key);
+    if (name == vocab->end() && !required) continue;
     if (name == vocab->end() || !name->is_string() || name->get<std::string>().empty())
-      throw FormatError(where + ": \"vocab\" has no \"" + std::string(side) + "\" file name");
+      throw FormatError(where + ": \"vocab\" has no \"" + std::string(key) + "\" file name");
+    if (const std::string n = name->get<std::string>(); n == "." || n == ".." || fs::path(n).filename().string() != n)
+      throw FormatError(where + ": vocab." + key + " = \"" + n + "\" is not a file name inside the directory");
     const std::string path = (fs::path(dir) / name->get<std::string>()).string();
     if (util::is_special_file(path))  // a FIFO would hang the reader
-      throw IoError(path + ": is " + util::file_kind(path) + ", expected a SentencePiece model file");
+      throw IoError(path + ": is " + util::file_kind(path) + ", expected a " + what + " file");
     if (!fs::is_regular_file(path))
-      throw FormatError(where + ": the " + std::string(side) + " SentencePiece model " + path + " is missing",
-                        "copy the .model file back into the model directory");
-    (std::string(side) == "source" ? files.source : files.target) = path;
+      throw FormatError(where + ": the " + std::string(key) + " " + what + " " + path + " is missing",
+                        "copy the file back into the model directory");
+    *out = path;
   }
+  if (files.source_ids.empty() != files.target_ids.empty())
+    throw FormatError(where + ": \"vocab\" names a piece table for one side only",
+                      "name both \"source_ids\" and \"target_ids\" (the same file for a shared table)");
   return files;
 }
 
-void check_vocab_size(const data::SpmTokenizer& spm, int model_vocab, const std::string& side, const std::string& owner) {
-  if (spm.piece_size() == model_vocab) return;
-  throw FormatError(owner + ": the " + side + " SentencePiece model " + spm.path() + " has " +
-                        std::to_string(spm.piece_size()) + " pieces, but the model's " + side + " vocabulary has " +
-                        std::to_string(model_vocab) + " ids",
-                    "use the SentencePiece model the model was trained with");
+namespace {
+
+void check_size(int size, const std::string& what, int model_vocab, const std::string& side, const std::string& owner) {
+  if (size == model_vocab) return;
+  throw FormatError(owner + ": the " + side + " " + what + " has " + std::to_string(size) + " pieces, but the model's " +
+                        side + " vocabulary has " + std::to_string(model_vocab) + " ids",
+                    "use the vocabulary the model was trained with");
 }
+
+}  // namespace
+
+void check_vocab_size(const Vocabulary& vocab, int model_vocab, const std::string& side, const std::string& owner) {
+  check_size(vocab.size(), (vocab.has_table() ? "piece table of " : "SentencePiece model ") + vocab.describe(),
+             model_vocab, side, owner);
+}
+
+void check_vocab_size(const data::SpmTokenizer& spm, int model_vocab, const std::string& side, const std::string& owner) {
+  check_size(spm.piece_size(), "SentencePiece model " + spm.path(), model_vocab, side, owner);
+}
+
+namespace {
+
+Vocabulary load_side(const std::string& spm, const std::string& table) {
+  if (table.empty()) return Vocabulary(data::SpmTokenizer::load(spm));
+  return Vocabulary(data::SpmTokenizer::load(spm), PieceTable::load(table), table);
+}
+
+}  // namespace
 
 ModelTokenizers load_tokenizers(const std::string& dir, const nlohmann::json& config_json, const nn::ModelConfig& config) {
   const VocabFiles files = vocab_files(dir, config_json);
-  ModelTokenizers t{data::SpmTokenizer::load(files.source), data::SpmTokenizer::load(files.target)};
+  ModelTokenizers t{load_side(files.source, files.source_ids), load_side(files.target, files.target_ids)};
   check_vocab_size(t.source, config.vocab_size_src, "source", dir);
   check_vocab_size(t.target, config.vocab_size_tgt, "target", dir);
   return t;

@@ -1,13 +1,15 @@
 // The SentencePiece model(s) a model directory carries, so that the directory is all tt-translate needs.
 // config.json: "vocab": {"source": FILE, "target": FILE}, file names inside the directory. A shared
 // (joint) vocabulary is one file named twice ("spm.model"); separate ones are "source.spm.model" and
-// "target.spm.model".
+// "target.spm.model". A model trained elsewhere (tt-convert import-marian) also names the piece tables
+// that give its pieces their model ids: "source_ids", "target_ids" (io/vocabulary.h; Marian: vocab.json,
+// one file named twice).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "data/spm_tokenizer.h"
+#include "io/vocabulary.h"
 #include "nn/config.h"
 
 namespace tt::io {
@@ -15,7 +17,8 @@ namespace tt::io {
 struct VocabFiles {
   std::string source;  // full paths
   std::string target;
-  bool shared() const { return source == target; }
+  std::string source_ids, target_ids;  // piece tables; empty: the SentencePiece ids are the model's
+  bool shared() const { return source == target && source_ids == target_ids; }
 };
 
 // Copies the model(s) into `dir` (existing) and returns the "vocab" object to store in config.json.
@@ -32,11 +35,13 @@ VocabFiles vocab_files(const std::string& dir, const nlohmann::json& config);
 // A SentencePiece model must have exactly as many pieces as the model side it serves has ids: another
 // one gives nonsense or an out-of-range id mid-stream. Throws tt::FormatError naming the file, `owner`
 // (the model directory or option it belongs to) and both sizes. `side` is "source" or "target".
+void check_vocab_size(const Vocabulary& vocab, int model_vocab, const std::string& side, const std::string& owner);
 void check_vocab_size(const data::SpmTokenizer& spm, int model_vocab, const std::string& side, const std::string& owner);
 
-// The model directory's SentencePiece models, loaded and checked against `config`'s vocabulary sizes.
+// The model directory's vocabularies (SentencePiece models, and piece tables where it has them), loaded and
+// checked against `config`'s vocabulary sizes.
 struct ModelTokenizers {
-  data::SpmTokenizer source, target;
+  Vocabulary source, target;
 };
 ModelTokenizers load_tokenizers(const std::string& dir, const nlohmann::json& config_json, const nn::ModelConfig& config);
 

@@ -90,8 +90,8 @@ QuantizeResult quantize_model_dir(const std::string& model, const std::string& o
   std::vector<std::string> vocab;  // file names inside the model directory
   if (full.contains("vocab")) {
     vocab_files(model, full);  // checks that they are there
-    for (const char* side : {"source", "target"}) {
-      const std::string name = full["vocab"][side].get<std::string>();
+    for (const auto& [key, value] : full["vocab"].items()) {  // SentencePiece models and piece tables
+      const std::string name = value.get<std::string>();
       if (std::find(vocab.begin(), vocab.end(), name) == vocab.end()) vocab.push_back(name);
     }
   }

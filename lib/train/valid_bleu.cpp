@@ -1,5 +1,7 @@
 #include "train/valid_bleu.h"
 
+#include <memory>
+
 #include "decode/translator.h"
 #include "metrics/bleu.h"
 #include "util/error.h"
@@ -10,14 +12,17 @@ namespace tt::train {
 BleuScorer make_bleu_scorer(std::string source_path, std::vector<std::string> references,
                             const data::SpmTokenizer& source_spm, const data::SpmTokenizer& target_spm,
                             const ValidBleuOptions& options) {
-  return [source_path = std::move(source_path), references = std::move(references), &source_spm, &target_spm,
+  // The translator reads model ids through io::Vocabulary: the same SentencePiece models, loaded again here.
+  auto source = std::make_shared<const io::Vocabulary>(data::SpmTokenizer::load(source_spm.path()));
+  auto target = std::make_shared<const io::Vocabulary>(data::SpmTokenizer::load(target_spm.path()));
+  return [source_path = std::move(source_path), references = std::move(references), source, target,
           options](nn::Transformer& model) {
     decode::TranslatorOptions t;
     t.search.beam = 1;
     t.batch_size = options.batch_size;
     t.max_src_len = model.config().max_positions - 1;
     t.skip_invalid = true;
-    decode::Translator translator({&model}, &source_spm, &target_spm, t);
+    decode::Translator translator({&model}, source.get(), target.get(), t);
     std::vector<std::string> hyps;
     hyps.reserve(references.size());
     util::LineReader in(source_path);
