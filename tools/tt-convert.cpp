@@ -1,5 +1,6 @@
 // tt-convert: model files in other forms. `quantize` stores a model's product weights as int8 or bf16
-// (io/quantized_model.h); `export-ct2` writes a CTranslate2 model directory (io/ct2_export.h).
+// (io/quantized_model.h); `export-ct2` writes a CTranslate2 model directory (io/ct2_export.h);
+// `import-marian` reads a Hugging Face MarianMTModel directory (OPUS-MT) into a tt one (io/marian_import.h).
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -8,12 +9,13 @@
 #include "cli/common_options.h"
 #include "cli/run_tool.h"
 #include "io/ct2_export.h"
+#include "io/marian_import.h"
 #include "io/quantized_model.h"
 #include "util/error.h"
 
 namespace {
 
-const char* const kSubcommands = "quantize or export-ct2";
+const char* const kSubcommands = "quantize, export-ct2 or import-marian";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::cerr << "tt-convert: error: " << message << "\n"
@@ -26,8 +28,10 @@ struct Paths {
   bool force = false;
 };
 
-void add_paths(CLI::App* sub, Paths& p, const std::string& output_help) {
-  sub->add_option("model", p.model, "tt model directory (config.json, model.safetensors)")->required()->type_name("MODEL");
+void add_paths(CLI::App* sub, Paths& p, const std::string& output_help,
+               const std::string& input_help = "tt model directory (config.json, model.safetensors)",
+               const std::string& input_name = "MODEL") {
+  sub->add_option("model", p.model, input_help)->required()->type_name(input_name);
   sub->add_option("-o,--output", p.output, output_help)->required()->type_name("OUT");
   sub->add_flag("--force", p.force, "Replace OUT if it exists (only an empty directory or one of the same kind)");
 }
@@ -48,6 +52,23 @@ int export_ct2(const Paths& p, bool quiet) {
   return 0;
 }
 
+int import_marian(const Paths& p, bool quiet) {
+  tt::io::MarianImportOptions options;
+  options.replace = p.force;
+  const tt::io::MarianImportResult r = tt::io::import_marian(p.model, p.output, options);
+  if (!quiet) {
+    const tt::nn::ModelConfig& c = r.config;
+    std::cerr << "tt-convert: wrote " << p.output << " (" << r.tensors << " tensors, " << c.parameter_count()
+              << " parameters: " << c.n_layers_enc << "+" << c.n_layers_dec << " layers, d_model " << c.d_model
+              << ", " << tt::nn::activation_name(c.activation) << ", vocabulary " << c.vocab_size_src
+              << (c.shared_vocab ? " shared" : "/" + std::to_string(c.vocab_size_tgt))
+              << (c.output_bias ? ", logits bias" : "") << "; ";
+    for (size_t i = 0; i < r.files.size(); ++i) std::cerr << (i ? ", " : "") << r.files[i];
+    std::cerr << ")\n";
+  }
+  return 0;
+}
+
 std::string megabytes(int64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f MB", static_cast<double>(bytes) / 1e6);
@@ -63,7 +84,7 @@ int quantize(const Paths& p, const std::string& type, bool quiet) {
 }
 
 int convert_main(int argc, char** argv) {
-  CLI::App app{"Convert tt model directories: quantize their weights, export them to CTranslate2."};
+  CLI::App app{"Convert model files: quantize a tt model's weights, export it to CTranslate2, import a Marian model."};
   tt::cli::configure_app(app, "tt-convert");
   app.require_subcommand(0, 1);
   app.fallthrough();
@@ -82,12 +103,18 @@ int convert_main(int argc, char** argv) {
   auto* ct2_cmd = app.add_subcommand("export-ct2", "Write a CTranslate2 model directory (model.bin, config.json, vocabulary)");
   add_paths(ct2_cmd, ct2, "Write the CTranslate2 model directory here");
 
+  Paths marian;
+  auto* marian_cmd = app.add_subcommand("import-marian", "Write a tt model directory from a Hugging Face MarianMTModel directory (OPUS-MT)");
+  add_paths(marian_cmd, marian, "Write the tt model directory here",
+            "MarianMTModel directory (config.json, model.safetensors, source.spm, target.spm, vocab.json)", "HF_DIR");
+
   const std::string first = argc > 1 ? argv[1] : "-";
-  if (first[0] != '-' && first != "quantize" && first != "export-ct2")
+  if (first[0] != '-' && first != "quantize" && first != "export-ct2" && first != "import-marian")
     usage_error("unknown subcommand '" + first + "' (expected " + kSubcommands + ")");
   tt::cli::parse(app, argc, argv);
   if (app.get_subcommands().empty()) usage_error(std::string("a subcommand is required: ") + kSubcommands);
   if (*quantize_cmd) return quantize(q, type, common.quiet);
+  if (*marian_cmd) return import_marian(marian, common.quiet);
   return export_ct2(ct2, common.quiet);
 }
 

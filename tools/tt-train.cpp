@@ -223,6 +223,10 @@ void use_init_vocabulary(const std::string& init, tt::train::DataOptions& data) 
   nlohmann::json full;
   tt::io::load_model_config(init, &full);
   const tt::io::VocabFiles own = tt::io::vocab_files(init, full);
+  if (!own.source_ids.empty())
+    throw tt::ConfigError("--init " + init + ": its SentencePiece pieces reach the model through a piece table (" +
+                              own.source_ids + "), which tt-train does not read",
+                          "translate with the model; fine-tune models trained by tt-train");
   for (auto [given, theirs, side] : {std::tuple{&data.source_spm, &own.source, "source"},
                                      std::tuple{&data.target_spm, &own.target, "target"}})
     if (given->empty())

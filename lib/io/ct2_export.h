@@ -1,8 +1,10 @@
 // `tt-convert export-ct2`: a tt model directory as a CTranslate2 model directory (model.bin, config.json,
 // the vocabulary as JSON lists of pieces), so that the same weights run in CTranslate2's Translator. The
-// mapping: CTranslate2's TransformerSpec (revision 7) with tt's layout — post- or pre-LN, ReLU, embeddings
-// scaled by sqrt(d_model), sinusoidal (tt's own table) or learned positions, the output projection tied
-// to the target embedding with a zero bias; each self-attention's q, k, v as one [3d, d] product and each
+// mapping: CTranslate2's TransformerSpec (revision 7) with tt's layout — post- or pre-LN, the model's
+// activation (ReLU, or swish / gelu for imported models), embeddings scaled by sqrt(d_model) or not,
+// sinusoidal (tt's own table, in either layout) or learned positions, the output projection tied to the
+// target embedding with the model's logits bias or a zero one; the pieces are the model's ids' (through
+// its piece table where it has one); each self-attention's q, k, v as one [3d, d] product and each
 // cross-attention's k, v as one [2d, d] product, as CTranslate2 fuses them. tt appends </s> to every
 // source sentence and starts the target with <s>: the config says so (add_source_eos, decoder_start_token).
 #pragma once

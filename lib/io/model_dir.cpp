@@ -28,19 +28,6 @@ std::vector<int64_t> dims(const tensor::Shape& shape) {
 
 std::string join(const std::string& dir, const char* name) { return (std::filesystem::path(dir) / name).string(); }
 
-// The JSON in `path`; an unreadable file is an IoError with `hint`, bad JSON a FormatError naming the file.
-nlohmann::json read_json(const std::string& path, const std::string& hint) {
-  if (util::is_special_file(path))  // a FIFO would hang the reader
-    throw IoError(path + ": is " + util::file_kind(path) + ", expected a JSON file");
-  std::ifstream in(path);
-  if (!in) throw IoError("cannot open " + path, hint);
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw FormatError(path + ": not valid JSON (" + e.what() + ")");
-  }
-}
-
 // config_from_json over `base`, validated when asked; errors name `path`.
 nn::ModelConfig config_from(const nlohmann::json& j, const nn::ModelConfig& base, bool validate,
                             const std::string& path) {
@@ -85,6 +72,18 @@ std::shared_ptr<const backend::StoredWeight> stored_weight(std::shared_ptr<Share
 }
 
 }  // namespace
+
+nlohmann::json read_json_file(const std::string& path, const std::string& hint) {
+  if (util::is_special_file(path))  // a FIFO would hang the reader
+    throw IoError(path + ": is " + util::file_kind(path) + ", expected a JSON file");
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot open " + path, hint);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw FormatError(path + ": not valid JSON (" + e.what() + ")");
+  }
+}
 
 void save_parameters(const std::string& path, const nn::ParameterSet& params,
                      const std::map<std::string, std::string>& metadata) {
@@ -165,7 +164,7 @@ void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const
 
 nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full) {
   const std::string path = join(dir, config_file_name);
-  nlohmann::json j = read_json(path, "is " + dir + " a tt model directory (config.json + model.safetensors)?");
+  nlohmann::json j = read_json_file(path, "is " + dir + " a tt model directory (config.json + model.safetensors)?");
   if (!j.is_object() || !j.contains("model"))
     throw FormatError(path + ": no \"model\" section", "a tt config.json holds the architecture under \"model\"");
   // A model's shape has no default: a missing size would fall back to a preset's and then blame the
@@ -182,7 +181,7 @@ nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full) 
 }
 
 nn::ModelConfig read_model_config_file(const std::string& path, const nn::ModelConfig& base) {
-  const nlohmann::json j = read_json(path, "give a JSON model config or a model directory's config.json");
+  const nlohmann::json j = read_json_file(path, "give a JSON model config or a model directory's config.json");
   const bool model_dir = j.is_object() && j.contains("model") && j["model"].is_object();
   return config_from(model_dir ? j["model"] : j, base, false, path);
 }

@@ -1,23 +1,14 @@
 #include "io/vocabulary.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "io/model_dir.h"
 #include "util/error.h"
-#include "util/file_kind.h"
 
 namespace tt::io {
 
 PieceTable PieceTable::load(const std::string& path) {
-  if (util::is_special_file(path)) throw IoError(path + ": is " + util::file_kind(path) + ", expected a JSON file");
-  std::ifstream in(path);
-  if (!in) throw IoError("cannot open " + path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw FormatError(path + ": not valid JSON (" + e.what() + ")");
-  }
+  const nlohmann::json j = read_json_file(path);
   if (!j.is_object() || j.empty())
     throw FormatError(path + ": expected a JSON object mapping each piece to its id");
   PieceTable t;
@@ -50,9 +41,19 @@ void Vocabulary::encode_ids(std::string_view text, std::vector<int>& out) const 
     spm_.encode_ids(text, out);
     return;
   }
-  std::vector<std::string> pieces;
-  spm_.encode_pieces(text, pieces);
+  // Marian's multilingual models read the target language as a first token (">>fra<<"): its tokenizer
+  // takes the leftmost ">>...<<" (to the last "<<") out of the text, and as a token when the line starts with it.
   out.clear();
+  std::string rest(text);
+  if (const size_t open = rest.find(">>"); open != std::string::npos) {
+    const size_t close = rest.rfind("<<");
+    if (close != std::string::npos && close >= open + 3) {
+      if (open == 0) out.push_back(piece_to_id(rest.substr(0, close + 2)));
+      rest.erase(open, close + 2 - open);
+    }
+  }
+  std::vector<std::string> pieces;
+  spm_.encode_pieces(rest, pieces);
   for (const std::string& p : pieces) out.push_back(piece_to_id(p));
 }
 
@@ -67,7 +68,13 @@ std::string Vocabulary::decode_ids(const std::vector<int>& ids) const {
   std::vector<std::string> pieces;
   pieces.reserve(ids.size());
   for (int id : ids) pieces.push_back(id_to_piece(id));
-  return spm_.decode_pieces(pieces);
+  // A shared table holds the other side's pieces too, which this SentencePiece model decodes as they are:
+  // their word marks become spaces, and the line is trimmed, as Marian's tokenizer does.
+  std::string text = spm_.decode_pieces(pieces);
+  static const std::string mark = "\u2581";
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + 1)) text.replace(at, mark.size(), " ");
+  const size_t first = text.find_first_not_of(' '), last = text.find_last_not_of(' ');
+  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
 }
 
 const std::string& Vocabulary::id_to_piece(int id) const {

@@ -1,7 +1,8 @@
 // One side of a model's vocabulary: text <-> the model's ids. A SentencePiece model segments the text. Its
 // ids are the model's ids as they are (every model tt-train writes), or its pieces are looked up in a piece
 // table (vocab.json, piece -> id: Marian / OPUS-MT models, whose SentencePiece ids mean nothing to the
-// model), where a piece the table lacks is the model's <unk>, as Marian's own tokenizer reads it.
+// model), where a piece the table lacks is the model's <unk>, and a leading ">>xx<<" is one token (the
+// target language of a multilingual model), as Marian's own tokenizer reads them.
 #pragma once
 
 #include <optional>
@@ -32,7 +33,8 @@ class Vocabulary {
 
   void encode_ids(std::string_view text, std::vector<int>& out) const;
   std::vector<int> encode_ids(std::string_view text) const;
-  // The text of model ids (ids must be valid; the search never outputs pad, bos or eos).
+  // The text of model ids (ids must be valid; the search never outputs pad, bos or eos). Through a table,
+  // leftover word marks (pieces the SentencePiece model lacks) become spaces and the text is trimmed.
   std::string decode_ids(const std::vector<int>& ids) const;
   const std::string& id_to_piece(int id) const;
   int piece_to_id(std::string_view piece) const;  // the unknown id for a piece the vocabulary lacks

@@ -52,7 +52,8 @@ const std::vector<Contract> kContracts = {
     // tt-average writes a directory, not stdout, and reads no stdin.
     {"tt-average", "", {"{input} {tmodel} -o {dir}/never"}, ""},
     // tt-convert writes a directory, not stdout, and reads no stdin.
-    {"tt-convert", "", {"export-ct2 {input} -o {dir}/never", "quantize {input} -o {dir}/never --type int8"}, ""},
+    {"tt-convert", "", {"export-ct2 {input} -o {dir}/never", "quantize {input} -o {dir}/never --type int8",
+                        "import-marian {input} -o {dir}/never"}, ""},
 };
 
 std::vector<std::string> tool_names() {
@@ -225,6 +226,7 @@ const std::vector<OutputPath> kOutputPaths = {
     {"tt-average", "{tmodel} --force -o {out}", "", true, false},
     {"tt-convert", "export-ct2 {tmodel} --force -o {out}", "", true, false},
     {"tt-convert", "quantize {tmodel} --type int8 --force -o {out}", "", true, false},
+    {"tt-convert", "import-marian " + std::string(TT_TEST_DATA_DIR) + "/marian/tiny --force -o {out}", "", true, false},
     {"tt-train",
      "--preset tiny --layers 1 --vocab-size 60 --synthetic-steps 1 --batch-size 2 --src-len 4 --tgt-len 4 "
      "--threads 1 -q -o {out}",

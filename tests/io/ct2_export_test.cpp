@@ -10,6 +10,7 @@
 #include "data/spm_tokenizer.h"
 #include "io/ct2_export.h"
 #include "io/ct2_model_file.h"
+#include "io/marian_import.h"
 #include "io/model_dir.h"
 #include "io/safetensors.h"
 #include "nn/positional.h"
@@ -234,4 +235,26 @@ TEST_CASE("export-ct2 refuses an existing output unless asked, and never replace
   CHECK(std::filesystem::exists(model + "/model.safetensors"));
   CHECK_THROWS_AS(tt::io::export_ct2(tmp.file("missing"), tmp.file("out")), tt::IoError);
   CHECK_FALSE(std::filesystem::exists(tmp.file("out")));
+}
+
+TEST_CASE("export-ct2 of an imported Marian model: swish, its logits bias, the halves table, vocab.json's pieces",
+          "[ct2]") {
+  tt::test::TmpDir tmp;
+  const auto c = tt::io::import_marian(std::string(TT_TEST_DATA_DIR) + "/marian/tiny", tmp.file("m")).config;
+  tt::io::export_ct2(tmp.file("m"), tmp.file("ct2"));
+  const Ct2File f(tmp.file("ct2/model.bin"));
+  tt::io::SafetensorsReader w(tmp.file("m/model.safetensors"));
+  CHECK(f.scalar("encoder/activation") == 2);  // CTranslate2's SWISH
+  CHECK(f.scalar("decoder/activation") == 2);
+  CHECK(f.scalar("encoder/scale_embeddings") == 1);
+  CHECK(f.f32("decoder/projection/bias") == w.read_f32("output.bias"));
+  CHECK(f.f32("encoder/position_encodings/encodings") ==
+        tt::nn::sinusoidal_table(c.max_positions, c.d_model, tt::nn::SinusoidalLayout::halves));
+  const auto vocab = nlohmann::json::parse(tt::test::read_file(tmp.file("ct2/shared_vocabulary.json")));
+  const auto ids = nlohmann::json::parse(tt::test::read_file(tmp.file("m/vocab.json")));
+  REQUIRE(vocab.size() == ids.size());
+  for (const auto& [piece, id] : ids.items()) CHECK(vocab[id.get<size_t>()] == piece);
+  const auto config = nlohmann::json::parse(tt::test::read_file(tmp.file("ct2/config.json")));
+  CHECK(config["decoder_start_token"] == "<pad>");  // Marian starts from its pad
+  CHECK(config["eos_token"] == "</s>");
 }
