@@ -52,6 +52,13 @@ struct Vocab {
   std::optional<tt::io::Vocabulary> source, target;
 };
 
+// What makes a target vocabulary: the SentencePiece model and, for an imported model, its piece table.
+std::string target_vocab_bytes(const tt::io::VocabFiles& files) {
+  std::string bytes = tt::util::read_file_bytes(files.target);
+  if (!files.target_ids.empty()) bytes += '\0' + tt::util::read_file_bytes(files.target_ids);
+  return bytes;
+}
+
 int translate_main(int argc, char** argv) {
   CLI::App app{"Translate text with a tt model: lines on stdin, translations on stdout."};
   tt::cli::configure_app(app, "tt-translate");
@@ -182,9 +189,10 @@ int translate_main(int argc, char** argv) {
       tt::io::ModelTokenizers spm = tt::io::load_tokenizers(f.models[i], full, configs[i]);
       vocab.source.emplace(std::move(spm.source));
       vocab.target.emplace(std::move(spm.target));
-      target_spm_bytes = tt::util::read_file_bytes(files.target);
-    } else if (tt::util::read_file_bytes(files.target) != target_spm_bytes) {
-      throw tt::ConfigError(f.models[i] + ": its target SentencePiece model differs from " + f.models[0] + "'s",
+      target_spm_bytes = target_vocab_bytes(files);
+    } else if (target_vocab_bytes(files) != target_spm_bytes) {
+      throw tt::ConfigError(f.models[i] + ": its target vocabulary (SentencePiece model, piece table) differs from " +
+                                f.models[0] + "'s",
                             "ensemble only models trained with the same target vocabulary");
     } else {  // every member reads the first one's source pieces and writes its target ids
       tt::io::check_vocab_size(*vocab.source, configs[i].vocab_size_src, "source", f.models[i]);

@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto it = j.find("model");
     const tt::nn::ModelConfig config = tt::nn::config_from_json(it == j.end() ? nlohmann::json::object() : *it);
     const tt::io::ModelTokenizers t = tt::io::load_tokenizers(dir, j, config);
-    if (t.source.piece_size() != config.vocab_size_src || t.target.piece_size() != config.vocab_size_tgt)
+    if (t.source.size() != config.vocab_size_src || t.target.size() != config.vocab_size_tgt)
       __builtin_trap();
   } catch (const tt::Error&) {
   }
