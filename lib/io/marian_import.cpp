@@ -1,11 +1,9 @@
 #include "io/marian_import.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <deque>
 #include <filesystem>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -17,7 +15,6 @@
 #include "nn/positional.h"
 #include "nn/transformer.h"
 #include "util/atomic_dir.h"
-#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/file_bytes.h"
 #include "util/version.h"
@@ -105,14 +102,7 @@ class HfWeights {
     if (!e) throw FormatError(reader_.path() + ": no tensor named '" + prefix_ + name + "'", "is this a MarianMTModel?");
     used_.insert(e->name);
     if (shape) *shape = e->shape;
-    std::vector<float> v;
-    if (e->dtype == StDType::bf16) {
-      std::vector<uint16_t> raw(static_cast<size_t>(e->numel()));
-      reader_.read_raw(*e, raw.data());
-      for (uint16_t b : raw) v.push_back(std::bit_cast<float>(uint32_t{b} << 16));
-    } else {
-      v = reader_.read_f32(e->name);  // F32, or an error naming the tensor and its dtype
-    }
+    std::vector<float> v = reader_.read_f32(e->name);  // F32, or an error naming the tensor and its dtype
     require_finite(v.data(), e->shape, reader_.path(), e->name, "the model file is damaged");
     return v;
   }
@@ -318,15 +308,9 @@ MarianImportResult import_marian(const std::string& hf_dir, const std::string& o
   for (const std::string& name : {files.source_ids, files.target_ids})
     util::write_file_bytes(dir.file(name), util::read_file_bytes(join(hf_dir, name)));
   write_safetensors(dir.file(weights_file_name), refs, {{"format", "pt"}, {"tt_version", tt::version()}});
-  nlohmann::json config = {{"model", nn::to_json(c)},
-                           {"vocab", vocab},
-                           {"imported", {{"format", "marian"}, {"from", fs::absolute(hf_dir).lexically_normal().string()}}},
-                           {"tt_version", tt::version()}};
-  {
-    util::AtomicFile file(dir.file(config_file_name), false);
-    file.stream() << config.dump(2) << "\n";
-    file.commit();
-  }
+  write_model_config(dir.path(), c,
+                     {{"vocab", vocab},
+                      {"imported", {{"format", "marian"}, {"from", fs::absolute(hf_dir).lexically_normal().string()}}}});
   dir.commit();
   result.config = c;
   result.tensors = static_cast<int>(refs.size());

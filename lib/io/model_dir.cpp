@@ -143,15 +143,19 @@ AdoptedWeights load_parameters(const std::string& path, const nn::ParameterSet& 
   return adopted;
 }
 
-void write_model_files(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
-                       const nlohmann::json& extra) {
-  if (!extra.is_object()) throw InternalError("write_model_files: extra must be a JSON object");
+void write_model_config(const std::string& dir, const nn::ModelConfig& config, const nlohmann::json& extra) {
+  if (!extra.is_object()) throw InternalError("write_model_config: extra must be a JSON object");
   nlohmann::json j = extra;
   j["model"] = nn::to_json(config);
   j["tt_version"] = tt::version();
   util::AtomicFile file(join(dir, config_file_name), false);
   file.stream() << j.dump(2) << "\n";
   file.commit();
+}
+
+void write_model_files(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
+                       const nlohmann::json& extra) {
+  write_model_config(dir, config, extra);
   save_parameters(join(dir, weights_file_name), params, {{"format", "pt"}, {"tt_version", tt::version()}});
 }
 

@@ -27,6 +27,10 @@ void save_parameters(const std::string& path, const nn::ParameterSet& params,
 AdoptedWeights load_parameters(const std::string& path, const nn::ParameterSet& params,
                                backend::Backend* adopter = nullptr);
 
+// Writes config.json alone: {"model": config, "tt_version": ..., ...extra} (atomic). `extra` must be a
+// JSON object.
+void write_model_config(const std::string& dir, const nn::ModelConfig& config,
+                        const nlohmann::json& extra = nlohmann::json::object());
 // Writes config.json ({"model": config, ...extra}) and model.safetensors into the existing directory `dir`
 // (each file atomic, the directory not: use it inside a util::AtomicDirectory to add more files).
 // `extra` must be a JSON object; its keys are added beside "model".
