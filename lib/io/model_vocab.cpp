@@ -94,7 +94,7 @@ namespace {
 
 Vocabulary load_side(const std::string& spm, const std::string& table) {
   if (table.empty()) return Vocabulary(data::SpmTokenizer::load(spm));
-  return Vocabulary(data::SpmTokenizer::load(spm), PieceTable::load(table), table);
+  return Vocabulary(data::SpmTokenizer::load(spm), PieceTable::load(table));
 }
 
 }  // namespace

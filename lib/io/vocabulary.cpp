@@ -12,6 +12,7 @@ PieceTable PieceTable::load(const std::string& path) {
   if (!j.is_object() || j.empty())
     throw FormatError(path + ": expected a JSON object mapping each piece to its id");
   PieceTable t;
+  t.path = path;
   const int64_t n = static_cast<int64_t>(j.size());
   t.pieces.assign(static_cast<size_t>(n), {});
   std::vector<bool> seen(static_cast<size_t>(n), false);
@@ -33,8 +34,8 @@ PieceTable PieceTable::load(const std::string& path) {
   return t;
 }
 
-Vocabulary::Vocabulary(data::SpmTokenizer spm, std::optional<PieceTable> table, std::string table_path)
-    : spm_(std::move(spm)), table_(std::move(table)), table_path_(std::move(table_path)) {}
+Vocabulary::Vocabulary(data::SpmTokenizer spm, std::optional<PieceTable> table)
+    : spm_(std::move(spm)), table_(std::move(table)) {}
 
 void Vocabulary::encode_ids(std::string_view text, std::vector<int>& out) const {
   if (!table_) {
@@ -80,7 +81,7 @@ std::string Vocabulary::decode_ids(const std::vector<int>& ids) const {
 const std::string& Vocabulary::id_to_piece(int id) const {
   if (!table_) return spm_.id_to_piece(id);
   if (id < 0 || id >= size())
-    throw FormatError(table_path_ + ": id " + std::to_string(id) + " is outside [0, " + std::to_string(size()) + ")");
+    throw FormatError(table_->path + ": id " + std::to_string(id) + " is outside [0, " + std::to_string(size()) + ")");
   return table_->pieces[static_cast<size_t>(id)];
 }
 
@@ -92,6 +93,6 @@ int Vocabulary::piece_to_id(std::string_view piece) const {
 
 int Vocabulary::size() const { return table_ ? static_cast<int>(table_->pieces.size()) : spm_.piece_size(); }
 
-std::string Vocabulary::describe() const { return table_ ? spm_.path() + " + " + table_path_ : spm_.path(); }
+std::string Vocabulary::describe() const { return table_ ? spm_.path() + " + " + table_->path : spm_.path(); }
 
 }  // namespace tt::io

@@ -17,6 +17,7 @@ namespace tt::io {
 
 // A dense piece -> id map: ids 0..n-1, each once.
 struct PieceTable {
+  std::string path;                 // the file it was read from, for messages
   std::vector<std::string> pieces;  // by id
   std::unordered_map<std::string, int> ids;
   int unk_id = -1;  // the id of "<unk>"; the table must have one
@@ -28,8 +29,7 @@ struct PieceTable {
 
 class Vocabulary {
  public:
-  explicit Vocabulary(data::SpmTokenizer spm, std::optional<PieceTable> table = std::nullopt,
-                      std::string table_path = {});
+  explicit Vocabulary(data::SpmTokenizer spm, std::optional<PieceTable> table = std::nullopt);
 
   void encode_ids(std::string_view text, std::vector<int>& out) const;
   std::vector<int> encode_ids(std::string_view text) const;
@@ -48,7 +48,6 @@ class Vocabulary {
  private:
   data::SpmTokenizer spm_;
   std::optional<PieceTable> table_;
-  std::string table_path_;
 };
 
 }  // namespace tt::io

@@ -217,7 +217,7 @@ TEST_CASE("a multilingual model's target language: a leading >>xx<< is one token
   const int code = static_cast<int>(table.size());
   table[">>deu<<"] = code;
   const std::string path = tmp.write("vocab.json", table.dump());
-  const tt::io::Vocabulary v(tt::data::SpmTokenizer::load(kFixture + "/source.spm"), tt::io::PieceTable::load(path), path);
+  const tt::io::Vocabulary v(tt::data::SpmTokenizer::load(kFixture + "/source.spm"), tt::io::PieceTable::load(path));
   const std::vector<int> plain = v.encode_ids("A man in a hat.");
   std::vector<int> with_code{code};
   with_code.insert(with_code.end(), plain.begin(), plain.end());
