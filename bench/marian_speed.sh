@@ -73,14 +73,7 @@ src=
 for dir in /work/shared/data/wmt "$repo/../shared/data/wmt"; do
   if [[ -f $dir/newstest2014.en ]]; then src=$dir/newstest2014.en; break; fi
 done
-venv=${MARIAN_VENV:-${TMPDIR:-/tmp}/tt-marian-venv}
-if ! "$venv/bin/python" -c 'import torch, transformers, sentencepiece, sacremoses, ctranslate2' 2>/dev/null; then
-  echo "marian_speed: making a venv with torch, transformers and ctranslate2 in $venv" >&2
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} torch >&2
-  "$venv/bin/pip" install -q transformers sentencepiece sacremoses safetensors numpy ctranslate2 >&2
-fi
-py=$venv/bin/python
+py=$("$repo/scripts/marian-venv.sh" marian_speed)
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 
 # run.py: runs one engine as a child process, reports its wall time and peak RSS (wait4), and counts the
@@ -209,7 +202,7 @@ done
 ct2_convert() {  # DIR [--quantization TYPE]
   local dir=$1
   shift
-  "$venv/bin/ct2-transformers-converter" --model "$hf" --output_dir "$dir" "$@" >"$work/ct2.log" 2>&1 ||
+  "$(dirname "$py")/ct2-transformers-converter" --model "$hf" --output_dir "$dir" "$@" >"$work/ct2.log" 2>&1 ||
     { cat "$work/ct2.log" >&2; echo "marian_speed: ct2-transformers-converter failed" >&2; exit 1; }
 }
 ct2_convert "$work/ct2"

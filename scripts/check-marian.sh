@@ -55,14 +55,7 @@ for tool in tt-translate tt-convert; do
   [[ -x $bin/$tool ]] || { echo "check-marian: $bin/$tool not found; build it or set TT_BIN" >&2; exit 2; }
 done
 
-venv=${MARIAN_VENV:-${TMPDIR:-/tmp}/tt-marian-venv}
-if ! "$venv/bin/python" -c 'import torch, transformers, sentencepiece, sacremoses, ctranslate2' 2>/dev/null; then
-  echo "check-marian: making a venv with torch, transformers and ctranslate2 in $venv" >&2
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} torch >&2
-  "$venv/bin/pip" install -q transformers sentencepiece sacremoses safetensors numpy ctranslate2 >&2
-fi
-py=$venv/bin/python
+py=$("$repo/scripts/marian-venv.sh" check-marian)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 if [[ $n -gt 0 ]]; then head -n "$n" "$src" >"$tmp/src"; else cp "$src" "$tmp/src"; fi
@@ -72,7 +65,7 @@ positions=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["max_
 limit=$((max_len < positions - 1 ? max_len : positions - 1))
 
 "$bin/tt-convert" import-marian "$hf" -o "$tmp/tt-model" >&2
-"$venv/bin/ct2-transformers-converter" --model "$hf" --output_dir "$tmp/ct2" >"$tmp/ct2.log" 2>&1 ||
+"$(dirname "$py")/ct2-transformers-converter" --model "$hf" --output_dir "$tmp/ct2" >"$tmp/ct2.log" 2>&1 ||
   { cat "$tmp/ct2.log" >&2; echo "check-marian: ct2-transformers-converter failed" >&2; exit 1; }
 
 cat >"$tmp/marian_ref.py" <<'EOF'
