@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "io/json_file.h"
 #include "io/model_dir.h"
 #include "io/output_dir.h"
 #include "io/safetensors.h"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/quantized_weight.h"
+#include "io/json_file.h"
 #include "io/safetensors.h"
 #include "ops/copy.h"
 #include "util/atomic_dir.h"
@@ -72,18 +73,6 @@ std::shared_ptr<const backend::StoredWeight> stored_weight(std::shared_ptr<Share
 }
 
 }  // namespace
-
-nlohmann::json read_json_file(const std::string& path, const std::string& hint) {
-  if (util::is_special_file(path))  // a FIFO would hang the reader
-    throw IoError(path + ": is " + util::file_kind(path) + ", expected a JSON file");
-  std::ifstream in(path);
-  if (!in) throw IoError("cannot open " + path, hint);
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw FormatError(path + ": not valid JSON (" + e.what() + ")");
-  }
-}
 
 void save_parameters(const std::string& path, const nn::ParameterSet& params,
                      const std::map<std::string, std::string>& metadata) {

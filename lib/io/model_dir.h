@@ -40,8 +40,6 @@ void write_model_files(const std::string& dir, const nn::ModelConfig& config, co
 // (replacing an existing one only once the new one is complete).
 void save_model_dir(const std::string& dir, const nn::ModelConfig& config, const nn::ParameterSet& params,
                     const nlohmann::json& extra = nlohmann::json::object());
-// The JSON in `path`: an unreadable file is a tt::IoError with `hint`, bad JSON a tt::FormatError naming the file.
-nlohmann::json read_json_file(const std::string& path, const std::string& hint = {});
 // Reads and validates <dir>/config.json; errors name the file. `full` (if non-null) receives the whole JSON.
 nn::ModelConfig load_model_config(const std::string& dir, nlohmann::json* full = nullptr);
 // A JSON file holding a bare model config or a model directory's config.json ({"model": ...}), read over

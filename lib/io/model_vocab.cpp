@@ -45,10 +45,12 @@ VocabFiles vocab_files(const std::string& dir, const nlohmann::json& config) {
       {"target", "SentencePiece model", true, &files.target},
       {"source_ids", "piece table", false, &files.source_ids},
       {"target_ids", "piece table", false, &files.target_ids}};
-  for (const auto& [key, value] : vocab->items())
+  for (const auto& item : vocab->items()) {
+    const std::string key = item.key();  // a named copy: clang cannot capture a structured binding
     if (std::none_of(std::begin(entries), std::end(entries), [&](const auto& e) { return std::get<0>(e) == key; }))
       throw FormatError(where + ": \"vocab\" has an unknown key \"" + key + "\"",
                         "expected source, target, source_ids, target_ids");
+  }
   for (const auto& [key, what, required, out] : entries) {
     const auto name = vocab->find(key);
     if (name == vocab->end() && !required) continue;

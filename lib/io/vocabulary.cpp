@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/model_dir.h"
+#include "io/json_file.h"
 #include "util/error.h"
 
 namespace tt::io {
