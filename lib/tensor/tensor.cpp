@@ -52,6 +52,11 @@ uint16_t* Tensor::bf16() const {
   return reinterpret_cast<uint16_t*>(raw());
 }
 
+uint8_t* Tensor::u8() const {
+  TT_CHECK_MSG(dtype_ == DType::u8, "tensor is not u8");
+  return reinterpret_cast<uint8_t*>(raw());
+}
+
 Tensor Tensor::reshape(Shape shape) const {
   TT_CHECK_MSG(shape.numel() == numel(), "reshape " + shape_.str() + " -> " + shape.str());
   return Tensor(storage_, offset_, shape, dtype_);
@@ -99,7 +104,8 @@ void Tensor::zero() const {
   switch (dtype_) {
     case DType::f32: backend().fill(f32(), 0.0f, numel()); return;
     case DType::i32: backend().fill(reinterpret_cast<float*>(raw()), 0.0f, numel()); return;  // all-zero bits
-    case DType::bf16: {  // 2-byte elements: fill's 4-byte writes could pass the end
+    case DType::bf16:
+    case DType::u8: {  // 1- and 2-byte elements: fill's 4-byte writes could pass the end
       const std::vector<char> zeros(bytes());
       backend().copy_from_host(raw(), zeros.data(), bytes());
       return;

@@ -36,6 +36,7 @@ class Tensor {
   float* f32() const;
   int32_t* i32() const;
   uint16_t* bf16() const;
+  uint8_t* u8() const;
 
   // Same storage, another shape with the same element count.
   Tensor reshape(Shape shape) const;
