@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "ops/attention_composed.h"
 #include "bench_timer.h"
 
 namespace {
@@ -85,22 +86,20 @@ int main(int argc, char** argv) {
     float *dq = dqkv.data(), *dk = dq + D, *dv = dk + D;
     double flops = 4.0 * B * H * T * T * Dh;
     tt::backend::Backend& b = *be;
-    double f1 = time_it([&] {
-      b.attention_forward(ctx.data(), D, probs.data(), dropped.data(), q, 3 * D, k, 3 * D, v, 3 * D, lens.data(), B, H,
-                          T, T, Dh, scale, true, p, key);
-    });
-    double f2 = time_it([&] {
-      b.Backend::attention_forward(ctx.data(), D, probs.data(), dropped.data(), q, 3 * D, k, 3 * D, v, 3 * D,
-                                   lens.data(), B, H, T, T, Dh, scale, true, p, key);
-    });
-    double b1 = time_it([&] {
-      b.attention_backward(dq, 3 * D, dk, 3 * D, dv, 3 * D, dprobs.data(), ctx.data(), D, probs.data(), dropped.data(),
-                           q, 3 * D, k, 3 * D, v, 3 * D, B, H, T, T, Dh, scale, p, key);
-    });
-    double b2 = time_it([&] {
-      b.Backend::attention_backward(dq, 3 * D, dk, 3 * D, dv, 3 * D, dprobs.data(), ctx.data(), D, probs.data(),
-                                    dropped.data(), q, 3 * D, k, 3 * D, v, 3 * D, B, H, T, T, Dh, scale, p, key);
-    });
+    std::vector<uint8_t> flags(probs.size());
+    tt::backend::AttentionForwardArgs fa;
+    fa.z = {B, H, T, T, Dh};
+    fa.scale = scale, fa.causal = true, fa.p = p, fa.key = key;
+    fa.ctx = {ctx.data(), D}, fa.probs = probs.data(), fa.flags = flags.data();
+    fa.q = {q, 3 * D}, fa.k = {k, 3 * D}, fa.v = {v, 3 * D}, fa.key_lengths = lens.data();
+    tt::backend::AttentionBackwardArgs ba;
+    ba.z = fa.z, ba.scale = scale, ba.p = p, ba.key = key;
+    ba.dq = {dq, 3 * D}, ba.dk = {dk, 3 * D}, ba.dv = {dv, 3 * D}, ba.dctx = {ctx.data(), D};
+    ba.probs = probs.data(), ba.flags = flags.data(), ba.q = fa.q, ba.k = fa.k, ba.v = fa.v;
+    double f1 = time_it([&] { b.attention_forward(fa); });
+    double f2 = time_it([&] { tt::ops::composed_attention_forward(b, fa, dropped.data()); });
+    double b1 = time_it([&] { b.attention_backward(ba); });
+    double b2 = time_it([&] { tt::ops::composed_attention_backward(b, ba, dprobs.data(), dropped.data()); });
     std::printf("attention B=%d H=%d T=%d Dh=%d: forward fused %7.1f us (%5.1f GFLOP/s), composed %7.1f us; "
                 "backward fused %7.1f us, composed %7.1f us\n", B, H, T, Dh, f1 * 1e6, flops / f1 * 1e-9, f2 * 1e6,
                 b1 * 1e6, b2 * 1e6);

@@ -187,22 +187,16 @@ class TimingBackend final : public Backend {
     timed("attention_softmax_backward " + dims({B, H, Tq, Tk}), 0,
           [&] { inner_.attention_softmax_backward(g, p, B, H, Tq, Tk, scale); });
   }
-  void attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
-                         const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* lengths, int B, int H,
-                         int Tq, int Tk, int Dh, float scale, bool causal, float p, DropoutKey key) override {
-    timed("attention_forward " + dims({B, H, Tq, Tk, Dh}), 4.0 * B * H * Tq * Tk * Dh, [&] {
-      inner_.attention_forward(ctx, ldc, probs, dropped, q, ldq, k, ldk, v, ldv, lengths, B, H, Tq, Tk, Dh, scale,
-                               causal, p, key);
-    });
+  bool has_fused_attention() const override { return inner_.has_fused_attention(); }
+  void attention_forward(const tt::backend::AttentionForwardArgs& a) override {
+    const auto& z = a.z;
+    timed("attention_forward " + dims({z.B, z.H, z.Tq, z.Tk, z.Dh}), 4.0 * z.B * z.H * z.Tq * z.Tk * z.Dh,
+          [&] { inner_.attention_forward(a); });
   }
-  void attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv, float* dprobs,
-                          const float* dctx, int64_t lddc, const float* probs, const float* dropped, const float* q,
-                          int64_t ldq, const float* k, int64_t ldk, const float* v, int64_t ldv, int B, int H, int Tq,
-                          int Tk, int Dh, float scale, float p, DropoutKey key) override {
-    timed("attention_backward " + dims({B, H, Tq, Tk, Dh}), 8.0 * B * H * Tq * Tk * Dh, [&] {
-      inner_.attention_backward(dq, lddq, dk, lddk, dv, lddv, dprobs, dctx, lddc, probs, dropped, q, ldq, k, ldk, v,
-                                ldv, B, H, Tq, Tk, Dh, scale, p, key);
-    });
+  void attention_backward(const tt::backend::AttentionBackwardArgs& a) override {
+    const auto& z = a.z;
+    timed("attention_backward " + dims({z.B, z.H, z.Tq, z.Tk, z.Dh}), 8.0 * z.B * z.H * z.Tq * z.Tk * z.Dh,
+          [&] { inner_.attention_backward(a); });
   }
   void embedding_forward(float* y, const int32_t* ids, const float* table, const float* pos, float scale, int B,
                          int T, int D, int offset) override {

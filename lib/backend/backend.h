@@ -45,6 +45,46 @@ struct MatrixStrides {
   int64_t ld = 0;
 };
 
+// The arguments of the fused attention kernels (Backend::attention_forward / attention_backward), written
+// once: every device and instruction-set variant takes these, so a new argument is one field here.
+// Operands are the projections as the Linear layers leave them: rows (b, t) at `ld` floats apart (row
+// b * T + t), each row H heads of Dh columns (head h at columns h * Dh ...); q, ctx and their gradients
+// have T = Tq rows per sentence, k, v and theirs T = Tk.
+struct AttentionSizes {
+  int B = 0, H = 0, Tq = 0, Tk = 0, Dh = 0;
+};
+struct HeadsIn {
+  const float* data = nullptr;
+  int64_t ld = 0;
+};
+struct HeadsOut {
+  float* data = nullptr;
+  int64_t ld = 0;
+};
+struct AttentionForwardArgs {
+  AttentionSizes z;
+  float scale = 1.0f;
+  bool causal = false;
+  float p = 0.0f;  // attention dropout
+  DropoutKey key;
+  HeadsOut ctx;                         // assigned
+  float* probs = nullptr;               // [B, H, Tq, Tk], kept for backward
+  uint8_t* flags = nullptr;             // p > 0: [B, H, Tq, Tk] dropout flags kept for backward, or null
+  HeadsIn q, k, v;
+  const int32_t* key_lengths = nullptr;  // [B], or null (no padding)
+};
+struct AttentionBackwardArgs {
+  AttentionSizes z;
+  float scale = 1.0f;
+  float p = 0.0f;
+  DropoutKey key;
+  HeadsOut dq, dk, dv;          // assigned; they may share rows, never columns
+  HeadsIn dctx;
+  const float* probs = nullptr;  // as forward left them
+  const uint8_t* flags = nullptr;  // as forward left them, or null: the flags are drawn again from `key`
+  HeadsIn q, k, v;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -110,7 +150,7 @@ class Backend {
   // hidden layer, read by fc2's two products and, for its sign, by relu_dropout_backward; attention's
   // q, k, v and weights after dropout, read only by the attention products, and its context, read by the
   // output projection's two products. True only inside a bf16 training step on a backend that implements
-  // the calls below (the defaults of the primitives throw; the attention pair composes them).
+  // the calls below (their defaults throw; ops/attention.cpp composes attention from them).
   virtual bool bf16_storage() const { return false; }
   // y16 = bf16(x), rounded as a bf16 product rounds its fp32 operands: x a [batch1, batch2] grid of
   // [rows, cols] matrices at strides s, y16 dense [batch1, batch2, rows, cols] (attention's [B, T, H, Dh]
@@ -136,20 +176,6 @@ class Backend {
   virtual void gemm_batched_bf16_operand(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K,
                                          float alpha, const void* A, MatrixStrides a, bool a16, const void* B,
                                          MatrixStrides b, bool b16, float beta, float* C, MatrixStrides c);
-  // attention_forward / attention_backward with q16, k16, v16 stored dense in bf16 ([B, H, Tq or Tk, Dh]),
-  // and the weights after dropout (p > 0) in bf16 alone in dropped16 [B, H, Tq, Tk]: the same bits as on
-  // the fp32 values that round to them. The defaults compose gemm_batched_bf16_operand, the softmax and
-  // dropout kernels.
-  virtual void attention_forward_bf16(float* ctx, int64_t ldc, float* probs, uint16_t* dropped16, const uint16_t* q16,
-                                      const uint16_t* k16, const uint16_t* v16, const int32_t* key_lengths, int B,
-                                      int H, int Tq, int Tk, int Dh, float scale, bool causal, float p,
-                                      DropoutKey key);
-  virtual void attention_backward_bf16(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
-                                       float* dprobs, const float* dctx, int64_t lddc, const float* probs,
-                                       const uint16_t* dropped16, const uint16_t* q16, const uint16_t* k16,
-                                       const uint16_t* v16, int B, int H, int Tq, int Tk, int Dh, float scale,
-                                       float p, DropoutKey key);
-
   // ---- matrix products -------------------------------------------------------------------------------
   // C[M,N] = alpha * op(A) * op(B) + beta * C; op(A) is [M,K] (A stored [K,M] when trans_a), op(B) is
   // [K,N] (B stored [N,K] when trans_b). lda/ldb/ldc are row strides of the stored matrices.
@@ -229,27 +255,18 @@ class Backend {
   virtual void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk,
                                           float scale) = 0;
 
-  // ---- fused attention (training and teacher-forced passes) ------------------------------------------------
-  // Scaled dot-product attention over B sentences and H heads, on the projections as the Linear layers leave
-  // them: q and ctx have rows (b, t) for t < Tq, k and v rows (b, t) for t < Tk (row b * T + t, row strides
-  // ld*), each row H heads of Dh columns (head h at columns h * Dh ...). Per (b, h):
+  // ---- fused attention (training and teacher-forced passes; optional) --------------------------------------
+  // Scaled dot-product attention over B sentences and H heads (AttentionForwardArgs). Per (b, h):
   //   probs = softmax(mask(scale * q k^T)), masked as attention_softmax_forward (query_offset 0);
   //   w = dropout(probs) with the mask dropout_forward(key) draws over the flat [B, H, Tq, Tk] probs (p > 0);
-  //   ctx = w v (assigned).
-  // probs [B, H, Tq, Tk] is kept for backward; dropped [B, H, Tq, Tk] is room for w that a backend may use
-  // (p > 0; may be null when p == 0). The default composes gemm_batched, attention_softmax_forward and
-  // dropout_forward; the CPU backend fuses them per head.
-  virtual void attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
-                                 const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths,
-                                 int B, int H, int Tq, int Tk, int Dh, float scale, bool causal, float p,
-                                 DropoutKey key);
-  // Its backward: dq, dk, dv assigned (laid out as q, k, v; they may share rows, never columns). probs and
-  // dropped as forward left them; dprobs [B, H, Tq, Tk] is room a backend may use.
-  virtual void attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
-                                  float* dprobs, const float* dctx, int64_t lddc, const float* probs,
-                                  const float* dropped, const float* q, int64_t ldq, const float* k, int64_t ldk,
-                                  const float* v, int64_t ldv, int B, int H, int Tq, int Tk, int Dh, float scale,
-                                  float p, DropoutKey key);
+  //   ctx = w v.
+  // A device that runs this as one kernel says so in has_fused_attention() for the current modes; where it
+  // does not, ops/attention.cpp composes gemm_batched, the softmax and the dropout kernels (the same
+  // results up to rounding), and the two calls below are never reached (their defaults throw).
+  virtual bool has_fused_attention() const { return false; }
+  virtual void attention_forward(const AttentionForwardArgs& a);
+  // Its backward: dq, dk, dv assigned.
+  virtual void attention_backward(const AttentionBackwardArgs& a);
 
   // ---- embeddings ---------------------------------------------------------------------------------------
   // y[b, t, :] = scale * table[ids[b, t], :] + positions[position_offset + t, :] (positions may be null).

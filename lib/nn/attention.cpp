@@ -101,8 +101,8 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   }
   const float p = ctx.rate(attention_dropout_);
   Tensor probs = arena.allocate(Shape{B, H_, Tq, Tk});
-  Tensor dropped = p > 0 ? arena.allocate(probs.shape(), bf16_saved ? tensor::DType::bf16 : tensor::DType::f32)
-                         : Tensor{};
+  Tensor dropped =
+      p > 0 ? arena.allocate(probs.shape(), ops::attention_dropout_dtype(x.backend(), bf16_saved)) : Tensor{};
   Tensor heads_out = fp32_arena.allocate(Shape{B, Tq, D_});
   const backend::DropoutKey key = ctx.key(site_);
   const ops::AttentionSizes z{B, H_, Tq, Tk, Dh};

@@ -2,11 +2,15 @@
 
 #include <string>
 
+#include "ops/attention_composed.h"
 #include "util/check.h"
 
 namespace tt::ops {
 
 namespace {
+
+using backend::Backend;
+using backend::MatrixStrides;
 
 // The operand holds every element it addresses: the last row's last head ends inside the tensor.
 void check_rows(const HeadRows& x, int B, int T, const AttentionSizes& z, const char* what) {
@@ -58,16 +62,25 @@ bool check_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, 
   return true;
 }
 
+backend::HeadsIn in(const HeadRows& x) { return {x.t.f32(), x.ld}; }
+backend::HeadsOut out(const HeadRows& x) { return {x.t.f32(), x.ld}; }
+
 }  // namespace
+
+tensor::DType attention_dropout_dtype(const Backend& be, bool bf16_stored) {
+  if (be.has_fused_attention() && !bf16_stored) return tensor::DType::u8;
+  return bf16_stored ? tensor::DType::bf16 : tensor::DType::f32;
+}
 
 void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, int T, int H, int Dh) {
   const AttentionSizes z{B, H, T, T, Dh};
   if (int64_t{B} * T * H * Dh == 0) return;
   check_rows(x, B, T, z, "projection");
   check_heads16(y16, B, T, z, "stored projection");
-  x.t.backend().round_to_bf16(y16.bf16(), x.t.f32(), B, H, T, Dh, backend::MatrixStrides{T * x.ld, Dh, x.ld});
+  x.t.backend().round_to_bf16(y16.bf16(), x.t.f32(), B, H, T, Dh, MatrixStrides{T * x.ld, Dh, x.ld});
 }
 
+// With q, k, v stored in bf16 the products read them as stored: always composed (attention_composed.h).
 void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                             const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
                             const tensor::Tensor& key_lengths, AttentionSizes z, float scale, bool causal, float p,
@@ -76,10 +89,12 @@ void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, co
   check_heads16(q16, z.B, z.Tq, z, "q");
   check_heads16(k16, z.B, z.Tk, z, "k");
   check_heads16(v16, z.B, z.Tk, z, "v");
-  probs.backend().attention_forward_bf16(ctx.t.f32(), ctx.ld, probs.f32(), p > 0 ? dropped.bf16() : nullptr,
-                                         q16.bf16(), k16.bf16(), v16.bf16(),
-                                         key_lengths.defined() ? key_lengths.i32() : nullptr, z.B, z.H, z.Tq, z.Tk,
-                                         z.Dh, scale, causal, p, key);
+  backend::AttentionForwardArgs a;
+  a.z = z, a.scale = scale, a.causal = causal, a.p = p, a.key = key;
+  a.ctx = out(ctx), a.probs = probs.f32();
+  a.key_lengths = key_lengths.defined() ? key_lengths.i32() : nullptr;
+  composed_attention_forward_bf16(probs.backend(), a, StoredHeads{q16.bf16(), k16.bf16(), v16.bf16()},
+                                  p > 0 ? dropped.bf16() : nullptr);
 }
 
 void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
@@ -90,10 +105,11 @@ void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadR
   check_heads16(q16, z.B, z.Tq, z, "q");
   check_heads16(k16, z.B, z.Tk, z, "k");
   check_heads16(v16, z.B, z.Tk, z, "v");
-  probs.backend().attention_backward_bf16(dq.t.f32(), dq.ld, dk.t.f32(), dk.ld, dv.t.f32(), dv.ld, dprobs.f32(),
-                                          dctx.t.f32(), dctx.ld, probs.f32(), p > 0 ? dropped.bf16() : nullptr,
-                                          q16.bf16(), k16.bf16(), v16.bf16(), z.B, z.H, z.Tq, z.Tk, z.Dh, scale, p,
-                                          key);
+  backend::AttentionBackwardArgs a;
+  a.z = z, a.scale = scale, a.p = p, a.key = key;
+  a.dq = out(dq), a.dk = out(dk), a.dv = out(dv), a.dctx = in(dctx), a.probs = probs.f32();
+  composed_attention_backward_bf16(probs.backend(), a, StoredHeads{q16.bf16(), k16.bf16(), v16.bf16()}, dprobs.f32(),
+                                   p > 0 ? dropped.bf16() : nullptr);
 }
 
 void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
@@ -103,10 +119,17 @@ void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const t
   check_rows(q, z.B, z.Tq, z, "q");
   check_rows(k, z.B, z.Tk, z, "k");
   check_rows(v, z.B, z.Tk, z, "v");
-  probs.backend().attention_forward(ctx.t.f32(), ctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr, q.t.f32(),
-                                    q.ld, k.t.f32(), k.ld, v.t.f32(), v.ld,
-                                    key_lengths.defined() ? key_lengths.i32() : nullptr, z.B, z.H, z.Tq, z.Tk, z.Dh,
-                                    scale, causal, p, key);
+  backend::AttentionForwardArgs a;
+  a.z = z, a.scale = scale, a.causal = causal, a.p = p, a.key = key;
+  a.ctx = out(ctx), a.probs = probs.f32(), a.q = in(q), a.k = in(k), a.v = in(v);
+  a.key_lengths = key_lengths.defined() ? key_lengths.i32() : nullptr;
+  Backend& be = probs.backend();
+  if (be.has_fused_attention()) {
+    a.flags = p > 0 ? dropped.u8() : nullptr;
+    be.attention_forward(a);
+  } else {
+    composed_attention_forward(be, a, p > 0 ? dropped.f32() : nullptr);
+  }
 }
 
 void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
@@ -117,10 +140,17 @@ void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& 
   check_rows(q, z.B, z.Tq, z, "q");
   check_rows(k, z.B, z.Tk, z, "k");
   check_rows(v, z.B, z.Tk, z, "v");
-  probs.backend().attention_backward(dq.t.f32(), dq.ld, dk.t.f32(), dk.ld, dv.t.f32(), dv.ld, dprobs.f32(),
-                                     dctx.t.f32(), dctx.ld, probs.f32(), p > 0 ? dropped.f32() : nullptr, q.t.f32(),
-                                     q.ld, k.t.f32(), k.ld, v.t.f32(), v.ld, z.B, z.H, z.Tq, z.Tk, z.Dh, scale, p,
-                                     key);
+  backend::AttentionBackwardArgs a;
+  a.z = z, a.scale = scale, a.p = p, a.key = key;
+  a.dq = out(dq), a.dk = out(dk), a.dv = out(dv), a.dctx = in(dctx), a.probs = probs.f32();
+  a.q = in(q), a.k = in(k), a.v = in(v);
+  Backend& be = probs.backend();
+  if (be.has_fused_attention()) {
+    a.flags = p > 0 ? dropped.u8() : nullptr;
+    be.attention_backward(a);
+  } else {
+    composed_attention_backward(be, a, dprobs.f32(), p > 0 ? dropped.f32() : nullptr);
+  }
 }
 
 }  // namespace tt::ops

@@ -1,5 +1,6 @@
-// Fused scaled dot-product attention on the projections as the Linear layers leave them (backend.h,
-// attention_forward / attention_backward): no per-head copies, one kernel call for all B x H heads.
+// Scaled dot-product attention on the projections as the Linear layers leave them (backend.h,
+// attention_forward / attention_backward): the backend's fused kernel where it has one in its current
+// modes, else composed here from its batched products, softmax and dropout kernels.
 #pragma once
 
 #include "backend/backend.h"
@@ -14,12 +15,15 @@ struct HeadRows {
   int64_t ld = 0;
 };
 
-struct AttentionSizes {
-  int B = 0, H = 0, Tq = 0, Tk = 0, Dh = 0;
-};
+using backend::AttentionSizes;
+
+// The element type of `dropped`, the room a forward with dropout (p > 0) keeps for its backward, on `be` in
+// its current modes: the fused kernel's dropout flags (u8) where it has one (Backend::has_fused_attention),
+// else the composed path's weights after dropout: f32, or bf16 when q, k, v are stored in bf16.
+tensor::DType attention_dropout_dtype(const backend::Backend& be, bool bf16_stored);
 
 // ctx = dropout(softmax(mask(scale q k^T))) v per head; probs [B, H, Tq, Tk] kept for backward, dropped the
-// same shape (used by some backends when p > 0; may be undefined when p == 0). key_lengths [B] i32 or undefined.
+// same shape, of attention_dropout_dtype (p > 0; may be undefined when p == 0). key_lengths [B] i32 or undefined.
 void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                        const HeadRows& q, const HeadRows& k, const HeadRows& v, const tensor::Tensor& key_lengths,
                        AttentionSizes z, float scale, bool causal, float p, backend::DropoutKey key);

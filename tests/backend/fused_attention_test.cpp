@@ -5,6 +5,8 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/kernel_fixture.h"
+#include "ops/attention.h"
+#include "ops/attention_composed.h"
 #include "support/reference_kernels.h"
 
 using namespace tt;
@@ -49,31 +51,34 @@ struct Outputs {
 
 constexpr float kSentinel = 12345.0f;
 
-// Runs forward and backward on `be`; default: the Backend composition instead of the fused kernels.
-Outputs run(backend::Backend& be, const Inputs& in, bool fused = true) {
+// Runs forward and backward on `be`: its fused kernels, or (fused = false) ops' composition of the others.
+// keep_flags = false: backward gets no dropout flags and draws them again from the key.
+Outputs run(backend::Backend& be, const Inputs& in, bool fused = true, bool keep_flags = true) {
   const Case& c = in.c;
   const int D = in.D();
   auto q = upload(be, in.q), kv = upload(be, in.k), g = upload(be, in.dctx), lens = upload(be, in.lens);
   auto ctx = upload(be, std::vector<float>(size_t(c.B) * c.Tq * in.ldc, kSentinel));
   auto probs = upload(be, std::vector<float>(in.scores())), dropped = upload(be, std::vector<float>(in.scores())),
        dprobs = upload(be, std::vector<float>(in.scores()));
+  auto flags = tensor::Tensor::zeros(be, tensor::Shape{int64_t(in.scores())}, tensor::DType::u8);
   auto dq = upload(be, std::vector<float>(in.q.size(), kSentinel)), dkv = upload(be, std::vector<float>(in.k.size(), kSentinel));
-  const float scale = 1.0f / std::sqrt(float(c.Dh));
-  const int32_t* kl = c.padded ? lens.i32() : nullptr;
+  backend::AttentionForwardArgs f;
+  f.z = {c.B, c.H, c.Tq, c.Tk, c.Dh};
+  f.scale = 1.0f / std::sqrt(float(c.Dh)), f.causal = c.causal, f.p = c.p, f.key = kKey;
+  f.ctx = {ctx.f32(), in.ldc}, f.probs = probs.f32(), f.flags = c.p > 0 ? flags.u8() : nullptr;
+  f.q = {q.f32(), in.ldq}, f.k = {kv.f32(), in.ldk}, f.v = {kv.f32() + D, in.ldv};
+  f.key_lengths = c.padded ? lens.i32() : nullptr;
+  backend::AttentionBackwardArgs b;
+  b.z = f.z, b.scale = f.scale, b.p = c.p, b.key = kKey;
+  b.dq = {dq.f32(), in.ldq}, b.dk = {dkv.f32(), in.ldk}, b.dv = {dkv.f32() + D, in.ldv}, b.dctx = {g.f32(), in.ldc};
+  b.probs = probs.f32(), b.flags = keep_flags ? f.flags : nullptr, b.q = f.q, b.k = f.k, b.v = f.v;
   if (fused) {
-    be.attention_forward(ctx.f32(), in.ldc, probs.f32(), dropped.f32(), q.f32(), in.ldq, kv.f32(), in.ldk, kv.f32() + D,
-                         in.ldv, kl, c.B, c.H, c.Tq, c.Tk, c.Dh, scale, c.causal, c.p, kKey);
-    be.attention_backward(dq.f32(), in.ldq, dkv.f32(), in.ldk, dkv.f32() + D, in.ldv, dprobs.f32(), g.f32(), in.ldc,
-                          probs.f32(), dropped.f32(), q.f32(), in.ldq, kv.f32(), in.ldk, kv.f32() + D, in.ldv, c.B, c.H,
-                          c.Tq, c.Tk, c.Dh, scale, c.p, kKey);
+    REQUIRE(be.has_fused_attention());
+    be.attention_forward(f);
+    be.attention_backward(b);
   } else {
-    be.backend::Backend::attention_forward(ctx.f32(), in.ldc, probs.f32(), dropped.f32(), q.f32(), in.ldq, kv.f32(),
-                                           in.ldk, kv.f32() + D, in.ldv, kl, c.B, c.H, c.Tq, c.Tk, c.Dh, scale,
-                                           c.causal, c.p, kKey);
-    be.backend::Backend::attention_backward(dq.f32(), in.ldq, dkv.f32(), in.ldk, dkv.f32() + D, in.ldv, dprobs.f32(),
-                                            g.f32(), in.ldc, probs.f32(), dropped.f32(), q.f32(), in.ldq, kv.f32(),
-                                            in.ldk, kv.f32() + D, in.ldv, c.B, c.H, c.Tq, c.Tk, c.Dh, scale, c.p,
-                                            kKey);
+    ops::composed_attention_forward(be, f, dropped.f32());
+    ops::composed_attention_backward(be, b, dprobs.f32(), dropped.f32());
   }
   Outputs o{ctx.to_host_f32(), probs.to_host_f32(), dq.to_host_f32(), {}, {}};
   const auto both = dkv.to_host_f32();
@@ -227,4 +232,39 @@ TEST_CASE("fused attention: a sentence's bits do not depend on the padding or th
       }
   for (int i = 0; i < len_k; ++i)
     for (int j = 0; j < 2 * D; ++j) CHECK(b.dk[(12 + i) * batch.ldk + j] == a.dk[i * alone.ldk + j]);
+}
+
+TEST_CASE("fused attention backward without the forward's dropout flags draws the same ones again",
+          "[backend][attention]") {
+  for (const std::string& isa : backend::cpu::supported_isas()) {
+    backend::cpu::CpuBackend be(2, isa);
+    for (const Case& c : kCases) {
+      if (c.p == 0.0f) continue;
+      INFO("isa " << isa << " B=" << c.B << " Tq=" << c.Tq << " Tk=" << c.Tk << " p=" << c.p);
+      const Inputs in(c, 51);
+      const Outputs kept = run(be, in), drawn = run(be, in, true, false);
+      CHECK(kept.dq == drawn.dq);
+      CHECK(kept.dk == drawn.dk);
+    }
+  }
+}
+
+TEST_CASE("ops::attention keeps one flag byte per weight where the backend fuses, the weights where it composes",
+          "[backend][attention]") {
+  backend::cpu::CpuBackend be(1);
+  CHECK(be.has_fused_attention());
+  CHECK(ops::attention_dropout_dtype(be, false) == tensor::DType::u8);
+  if (be.set_matmul_precision(backend::MatmulPrecision::bf16)) {  // bf16 products: the fused tiles are fp32
+    CHECK_FALSE(be.has_fused_attention());
+    CHECK(ops::attention_dropout_dtype(be, false) == tensor::DType::f32);
+    CHECK(ops::attention_dropout_dtype(be, true) == tensor::DType::bf16);
+  }
+  // A fused call handed the composition's room (f32) is a caller bug, refused rather than reinterpreted.
+  REQUIRE(be.set_matmul_precision(backend::MatmulPrecision::fp32));
+  const int B = 1, H = 1, T = 2, Dh = 2;
+  auto x = upload(be, std::vector<float>(size_t(B) * T * H * Dh, 0.5f));
+  auto probs = upload(be, std::vector<float>(size_t(B) * H * T * T)), wrong = upload(be, std::vector<float>(4));
+  const ops::HeadRows rows{x, H * Dh};
+  CHECK_THROWS(ops::attention_forward(rows, probs, wrong, rows, rows, rows, tensor::Tensor{}, {B, H, T, T, Dh}, 1.0f,
+                                      false, 0.5f, kKey));
 }

@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "backend/bf16_fixture.h"
 #include "backend/kernel_fixture.h"
+#include "ops/attention_composed.h"
 #include "support/reference_kernels.h"
 
 using namespace tt;
@@ -182,7 +183,7 @@ TEST_CASE("bf16 products read a kept operand from its first conversion until it 
 }
 
 TEST_CASE("bf16 attention through kept operands gives the bits of unkept products", "[backend][gemm][bf16]") {
-  // The default attention keeps q, k, v and the weights from forward to backward: its gradients must be
+  // The composed attention keeps q, k, v and the weights from forward to backward: its gradients must be
   // the same bits as when every product converts its operands afresh (weights not held: nothing kept).
   auto be = bf16_backend(2);
   if (!be) return;
@@ -200,12 +201,18 @@ TEST_CASE("bf16 attention through kept operands gives the bits of unkept product
     auto held = upload(*be, std::vector<float>(4, 0.0f));
     if (hold) be->hold_bf16_weights(held.f32(), held.numel());
     const float* q = qkv.f32();
-    be->attention_forward(ctx.f32(), D, probs.f32(), dropped.f32(), q, ld, q + D, ld, q + 2 * D, ld, nullptr, B, H,
-                          T, T, Dh, 0.35f, true, 0.25f, backend::DropoutKey{3, 9});
+    backend::AttentionForwardArgs f;
+    f.z = {B, H, T, T, Dh};
+    f.scale = 0.35f, f.causal = true, f.p = 0.25f, f.key = backend::DropoutKey{3, 9};
+    f.ctx = {ctx.f32(), D}, f.probs = probs.f32(), f.q = {q, ld}, f.k = {q + D, ld}, f.v = {q + 2 * D, ld};
+    REQUIRE_FALSE(be->has_fused_attention());  // bf16 products: the composition runs
+    ops::composed_attention_forward(*be, f, dropped.f32());
     float* dq = dqkv.f32();
-    be->attention_backward(dq, ld, dq + D, ld, dq + 2 * D, ld, dprobs.f32(), dctx.f32(), D, probs.f32(),
-                           dropped.f32(), q, ld, q + D, ld, q + 2 * D, ld, B, H, T, T, Dh, 0.35f, 0.25f,
-                           backend::DropoutKey{3, 9});
+    backend::AttentionBackwardArgs b;
+    b.z = f.z, b.scale = f.scale, b.p = f.p, b.key = f.key;
+    b.dq = {dq, ld}, b.dk = {dq + D, ld}, b.dv = {dq + 2 * D, ld}, b.dctx = {dctx.f32(), D}, b.probs = probs.f32();
+    b.q = f.q, b.k = f.k, b.v = f.v;
+    ops::composed_attention_backward(*be, b, dprobs.f32(), dropped.f32());
     if (hold) be->release_bf16_weights();
     return std::make_pair(ctx.to_host_f32(), dqkv.to_host_f32());
   };

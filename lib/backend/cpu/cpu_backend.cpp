@@ -202,33 +202,4 @@ void CpuBackend::cross_entropy_forward_backward(float* loss, float* nll, float* 
                                            eps, ignore_id, grad_scale);
 }
 
-void CpuBackend::attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
-                                   const float* k, int64_t ldk, const float* v, int64_t ldv,
-                                   const int32_t* key_lengths, int B, int H, int Tq, int Tk, int Dh, float scale,
-                                   bool causal, float p, DropoutKey key) {
-  if (precision_ != MatmulPrecision::fp32) {
-    Backend::attention_forward(ctx, ldc, probs, dropped, q, ldq, k, ldk, v, ldv, key_lengths, B, H, Tq, Tk, Dh, scale,
-                               causal, p, key);
-    return;
-  }
-  // `dropped` holds the dropout flags (bytes) for backward instead of the dropped weights.
-  kernels_->attention_forward(ctx_, ctx, ldc, probs, p > 0 ? reinterpret_cast<uint8_t*>(dropped) : nullptr, q, ldq, k,
-                              ldk, v, ldv, key_lengths, B, H, Tq, Tk, Dh, scale, causal, p, key);
-}
-
-void CpuBackend::attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv,
-                                    float* dprobs, const float* dctx, int64_t lddc, const float* probs,
-                                    const float* dropped, const float* q, int64_t ldq, const float* k, int64_t ldk,
-                                    const float* v, int64_t ldv, int B, int H, int Tq, int Tk, int Dh, float scale,
-                                    float p, DropoutKey key) {
-  if (precision_ != MatmulPrecision::fp32) {
-    Backend::attention_backward(dq, lddq, dk, lddk, dv, lddv, dprobs, dctx, lddc, probs, dropped, q, ldq, k, ldk, v,
-                                ldv, B, H, Tq, Tk, Dh, scale, p, key);
-    return;
-  }
-  kernels_->attention_backward(ctx_, dq, lddq, dk, lddk, dv, lddv, dctx, lddc, probs,
-                               p > 0 ? reinterpret_cast<const uint8_t*>(dropped) : nullptr, q, ldq, k, ldk, v, ldv, B,
-                               H, Tq, Tk, Dh, scale, p, key);
-}
-
 }  // namespace tt::backend::cpu

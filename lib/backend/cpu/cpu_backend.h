@@ -150,15 +150,12 @@ class CpuBackend final : public Backend {
     kernels_->attention_softmax_backward(ctx_, grad, bf16_output_copy(grad, int64_t{B} * H * Tq * Tk), probs, B, H, Tq,
                                          Tk, scale);
   }
-  // Fused per head (kernels/fused_attention.cpp); row-invariant by construction. In bf16 precision the
-  // products keep to the default (bf16 batched matmuls) so that every product runs as the mode says.
-  void attention_forward(float* ctx, int64_t ldc, float* probs, float* dropped, const float* q, int64_t ldq,
-                         const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths, int B,
-                         int H, int Tq, int Tk, int Dh, float scale, bool causal, float p, DropoutKey key) override;
-  void attention_backward(float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv, int64_t lddv, float* dprobs,
-                          const float* dctx, int64_t lddc, const float* probs, const float* dropped, const float* q,
-                          int64_t ldq, const float* k, int64_t ldk, const float* v, int64_t ldv, int B, int H, int Tq,
-                          int Tk, int Dh, float scale, float p, DropoutKey key) override;
+  // Fused per head (kernels/fused_attention.cpp); row-invariant by construction. Offered at fp32 precision
+  // only: its tiles multiply in fp32, so in bf16 (training) the composition's bf16 products run instead,
+  // as the mode says; int8 and bf16 decoding keep the composition too, so their scores stay as they were.
+  bool has_fused_attention() const override { return precision_ == MatmulPrecision::fp32; }
+  void attention_forward(const AttentionForwardArgs& a) override { kernels_->attention_forward(ctx_, a); }
+  void attention_backward(const AttentionBackwardArgs& a) override { kernels_->attention_backward(ctx_, a); }
   void embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions, float scale, int B, int T, int D, int position_offset) override {
     kernels_->embedding_forward(ctx_, y, ids, table, positions, scale, B, T, D, position_offset);
   }

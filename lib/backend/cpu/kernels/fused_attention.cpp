@@ -149,10 +149,18 @@ int attention_threads(const KernelContext& ctx, int tasks, int64_t fmas) {
 
 }  // namespace
 
-void attention_forward(const KernelContext& ctx, float* out, int64_t ldc, float* probs, uint8_t* mask, const float* q,
-                       int64_t ldq,
-                       const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths, int B,
-                       int H, int Tq, int Tk, int Dh, float scale, bool causal, float p, DropoutKey key) {
+void attention_forward(const KernelContext& ctx, const AttentionForwardArgs& a) {
+  // Plain locals, not structured bindings: OpenMP regions below use them (clang cannot capture bindings).
+  const int B = a.z.B, H = a.z.H, Tq = a.z.Tq, Tk = a.z.Tk, Dh = a.z.Dh;
+  const float scale = a.scale, p = a.p;
+  const bool causal = a.causal;
+  const DropoutKey key = a.key;
+  float* out = a.ctx.data;
+  const int64_t ldc = a.ctx.ld, ldq = a.q.ld, ldk = a.k.ld, ldv = a.v.ld;
+  const float *q = a.q.data, *k = a.k.data, *v = a.v.data;
+  float* probs = a.probs;
+  uint8_t* mask = a.flags;
+  const int32_t* key_lengths = a.key_lengths;
   const Tiles t(Tq, Tk, Dh);
   const size_t tile = static_cast<size_t>(Tq) * Tk;
   // Every head's Q, K^T, V tiles; then one head's scores and context, and the dropout factors.
@@ -208,11 +216,15 @@ void attention_forward(const KernelContext& ctx, float* out, int64_t ldc, float*
   }
 }
 
-void attention_backward(const KernelContext& ctx, float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv,
-                        int64_t lddv, const float* dctx, int64_t lddc, const float* probs, const uint8_t* mask,
-                        const float* q, int64_t ldq,
-                        const float* k, int64_t ldk, const float* v, int64_t ldv, int B, int H, int Tq, int Tk,
-                        int Dh, float scale, float p, DropoutKey key) {
+void attention_backward(const KernelContext& ctx, const AttentionBackwardArgs& a) {
+  const int B = a.z.B, H = a.z.H, Tq = a.z.Tq, Tk = a.z.Tk, Dh = a.z.Dh;
+  const float scale = a.scale, p = a.p;
+  const DropoutKey key = a.key;
+  float *dq = a.dq.data, *dk = a.dk.data, *dv = a.dv.data;
+  const int64_t lddq = a.dq.ld, lddk = a.dk.ld, lddv = a.dv.ld, lddc = a.dctx.ld, ldq = a.q.ld, ldk = a.k.ld,
+                ldv = a.v.ld;
+  const float *dctx = a.dctx.data, *probs = a.probs, *q = a.q.data, *k = a.k.data, *v = a.v.data;
+  const uint8_t* mask = a.flags;
   const Tiles t(Tq, Tk, Dh);
   // Every head's Q, dctx (qd), K, V^T (kd) tiles; then one head's dQ (qd), dK, dV (kd), P, W, dS (qk) and
   // the dropout factors.

@@ -63,15 +63,8 @@ struct KernelTable {
                                     int Tq, int Tk, float scale, bool causal, int query_offset);
   void (*attention_softmax_backward)(const KernelContext&, float* grad, uint16_t* grad16, const float* probs, int B, int H, int Tq,
                                      int Tk, float scale);
-  // mask: [B, H, Tq, Tk] bytes (may be null) for the dropout flags forward draws and backward reads.
-  void (*attention_forward)(const KernelContext&, float* ctx, int64_t ldc, float* probs, uint8_t* mask, const float* q,
-                            int64_t ldq,
-                            const float* k, int64_t ldk, const float* v, int64_t ldv, const int32_t* key_lengths,
-                            int B, int H, int Tq, int Tk, int Dh, float scale, bool causal, float p, DropoutKey key);
-  void (*attention_backward)(const KernelContext&, float* dq, int64_t lddq, float* dk, int64_t lddk, float* dv,
-                             int64_t lddv, const float* dctx, int64_t lddc, const float* probs,
-                             const uint8_t* mask, const float* q, int64_t ldq, const float* k, int64_t ldk, const float* v, int64_t ldv, int B, int H,
-                             int Tq, int Tk, int Dh, float scale, float p, DropoutKey key);
+  void (*attention_forward)(const KernelContext&, const AttentionForwardArgs& a);
+  void (*attention_backward)(const KernelContext&, const AttentionBackwardArgs& a);
   void (*embedding_forward)(const KernelContext&, float* y, const int32_t* ids, const float* table,
                             const float* positions, float scale, int B, int T, int D, int position_offset);
   void (*embedding_backward)(const KernelContext&, float* dtable, const float* dy, const int32_t* ids, float scale,
