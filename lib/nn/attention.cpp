@@ -84,6 +84,11 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
 
   Tensor qkv, kv;
   Operand q, k, v;
+  // What backward reads again, kept in bf16 training (ops::KeptBf16): the projections' inputs and the
+  // output projection's (the context), and what the attention products keep.
+  ops::KeptBf16 x_kept, memory_kept, ctx_kept;
+  ops::AttentionKept kept;
+  if (saved) x_kept = ops::KeptBf16(x);
   if (self) {
     qkv = fp32_arena.allocate(Shape{B, Tq, 3 * D_});
     qkv_.forward(qkv, x);
@@ -94,6 +99,7 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
     qkv = fp32_arena.allocate(Shape{B, Tq, D_});
     q_.forward(qkv, x);
     kv = fp32_arena.allocate(Shape{B, Tk, 2 * D_});
+    if (saved) memory_kept = ops::KeptBf16(memory);
     kv_.forward(kv, memory);
     q = heads(qkv, Tq, D_, Dh);
     k = member(kv_, kv, 0, B, Tk, Dh);
@@ -116,11 +122,11 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
     };
     q16 = stored(q, Tq), k16 = stored(k, Tk), v16 = stored(v, Tk);
     ops::attention_forward_bf16(ops::HeadRows{heads_out, D_}, probs, dropped, q16, k16, v16, key_lengths, z, scale,
-                                causal, p, key);
+                                causal, p, key, saved ? &kept : nullptr);
     qkv = kv = Tensor{};  // not saved
   } else {
     ops::attention_forward(ops::HeadRows{heads_out, D_}, probs, dropped, rows(q), rows(k), rows(v), key_lengths, z,
-                           scale, causal, p, key);
+                           scale, causal, p, key, saved ? &kept : nullptr);
   }
   if (capture.defined()) {
     TT_CHECK_MSG(capture.numel() == probs.numel(),
@@ -132,10 +138,14 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
     context = arena.allocate(heads_out.shape(), tensor::DType::bf16);
     ops::round_to_bf16(context, heads_out);
   }
+  if (saved) ctx_kept = ops::KeptBf16(context);
   if (fused) out_.forward_without_bias(out, context);
   else out_.forward(out, context);
-  if (saved)
+  if (saved) {
     *saved = Saved{x, memory, qkv, kv, probs, dropped, context, key_lengths, key, p, B, Tq, Tk, causal, q16, k16, v16};
+    saved->x_kept = std::move(x_kept), saved->memory_kept = std::move(memory_kept);
+    saved->ctx_kept = std::move(ctx_kept), saved->kept = std::move(kept);
+  }
 }
 
 void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const Tensor& dout, const Saved& s,
@@ -146,6 +156,7 @@ void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const
   Tensor dctx = scratch.allocate(Shape{s.B, s.Tq, D_});
   if (fused) out_.backward_without_bias(dctx, dout, s.ctx);
   else out_.backward(dctx, dout, s.ctx);
+  s.ctx_kept.release();
   Tensor dprobs = scratch.allocate(s.probs.shape());
   const ops::HeadRows dc{dctx, D_};
   const bool bf16_saved = s.q16.defined();
@@ -154,23 +165,26 @@ void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const
     auto part = [&](const Tensor& t, int i) { return rows(member(qkv_, t, i, s.B, s.Tq, Dh)); };
     if (bf16_saved)
       ops::attention_backward_bf16(part(dqkv, 0), part(dqkv, 1), part(dqkv, 2), dprobs, dc, s.probs, s.dropped, s.q16,
-                                   s.k16, s.v16, z, scale, s.p, s.key);
+                                   s.k16, s.v16, z, scale, s.p, s.key, &s.kept);
     else
       ops::attention_backward(part(dqkv, 0), part(dqkv, 1), part(dqkv, 2), dprobs, dc, s.probs, s.dropped,
-                              part(s.qkv, 0), part(s.qkv, 1), part(s.qkv, 2), z, scale, s.p, s.key);
+                              part(s.qkv, 0), part(s.qkv, 1), part(s.qkv, 2), z, scale, s.p, s.key, &s.kept);
     qkv_.backward(dx, dqkv, s.x, /*accumulate_dx=*/fused);
+    s.x_kept.release();
   } else {
     Tensor dq = scratch.allocate(Shape{s.B, s.Tq, D_});
     Tensor dkv = scratch.allocate(Shape{s.B, s.Tk, 2 * D_});
     auto part = [&](const Tensor& t, int i) { return rows(member(kv_, t, i, s.B, s.Tk, Dh)); };
     if (bf16_saved)
       ops::attention_backward_bf16(ops::HeadRows{dq, D_}, part(dkv, 0), part(dkv, 1), dprobs, dc, s.probs, s.dropped,
-                                   s.q16, s.k16, s.v16, z, scale, s.p, s.key);
+                                   s.q16, s.k16, s.v16, z, scale, s.p, s.key, &s.kept);
     else
       ops::attention_backward(ops::HeadRows{dq, D_}, part(dkv, 0), part(dkv, 1), dprobs, dc, s.probs, s.dropped,
-                              ops::HeadRows{s.qkv, D_}, part(s.kv, 0), part(s.kv, 1), z, scale, s.p, s.key);
+                              ops::HeadRows{s.qkv, D_}, part(s.kv, 0), part(s.kv, 1), z, scale, s.p, s.key, &s.kept);
     q_.backward(dx, dq, s.x, /*accumulate_dx=*/fused);
+    s.x_kept.release();
     kv_.backward(dmemory, dkv, s.memory, /*accumulate_dx=*/true);
+    s.memory_kept.release();
   }
 }
 

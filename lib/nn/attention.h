@@ -13,6 +13,8 @@
 
 #include "nn/linear.h"
 #include "nn/step_context.h"
+#include "ops/attention_composed.h"
+#include "ops/kept_bf16.h"
 
 namespace tt::nn {
 
@@ -34,6 +36,9 @@ class MultiHeadAttention {
     bool causal = false;
     // bf16 storage (Backend::bf16_storage): q, k, v alone, rounded, dense [B, H, Tq or Tk, Dh].
     tensor::Tensor q16, k16, v16;
+    // Kept in bf16 training for backward's products (released there): x, memory, ctx, and q, k, v, weights.
+    ops::KeptBf16 x_kept, memory_kept, ctx_kept;
+    ops::AttentionKept kept;
   };
 
   void declare(ParameterSet& params, const std::string& prefix, int D, int H, Kind kind, float attention_dropout,

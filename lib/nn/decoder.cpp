@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "ops/matmul.h"
+#include "ops/kept_bf16.h"
 #include "ops/view.h"
 
 namespace tt::nn {
@@ -51,7 +51,7 @@ Tensor Decoder::forward(const Tensor& tgt_in, const Tensor& tgt_lengths, const T
     Tensor y = ctx.arena.allocate(x.shape());
     if (saved) {  // the output projection reads it: its copy comes from the norm's kernel
       saved->output = y;
-      ops::keep_bf16(y);
+      saved->output_kept = ops::KeptBf16(y);
     }
     final_norm_.forward(y, x, ctx.arena, saved ? &saved->final_norm : nullptr);
     x = y;
@@ -62,7 +62,7 @@ Tensor Decoder::forward(const Tensor& tgt_in, const Tensor& tgt_lengths, const T
 void Decoder::backward(const Tensor& dhidden, const Tensor& dmemory, const Saved& saved, const Embeddings& embeddings,
                        tensor::Arena& arena, tensor::Arena& scratch) const {
   Tensor dy = dhidden;
-  ops::forget_bf16(saved.output);
+  saved.output_kept.release();
   if (pre_norm_) final_norm_.backward(dy, dy, saved.final_norm);
   Tensor spare = arena.allocate(dhidden.shape());
   for (size_t l = layers_.size(); l-- > 0;) {

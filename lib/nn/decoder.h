@@ -7,6 +7,7 @@
 
 #include "nn/decoder_layer.h"
 #include "nn/embedding.h"
+#include "ops/kept_bf16.h"
 
 namespace tt::nn {
 
@@ -16,7 +17,8 @@ class Decoder {
     Embeddings::Saved embedding;
     std::vector<DecoderLayer::Saved> layers;
     LayerNorm::Saved final_norm;
-    tensor::Tensor output;  // pre-LN: the final norm's output, kept in bf16 training until backward
+    tensor::Tensor output;     // pre-LN: the final norm's output
+    ops::KeptBf16 output_kept;  // kept in bf16 training, for the next products, until backward
   };
 
   void declare(ParameterSet& params, const ModelConfig& config);

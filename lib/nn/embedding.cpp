@@ -5,7 +5,7 @@
 #include "nn/positional.h"
 #include "ops/elementwise.h"
 #include "ops/embedding.h"
-#include "ops/matmul.h"
+#include "ops/kept_bf16.h"
 
 namespace tt::nn {
 
@@ -47,16 +47,20 @@ void Embeddings::bind(const ParameterSet& params, backend::Backend& backend) {
 
 void Embeddings::forward(const tensor::Tensor& y, const tensor::Tensor& ids, Side side, int position_offset,
                          const StepContext& ctx, Saved* saved) const {
-  if (saved) ops::keep_bf16(y);  // its copy from the dropout kernel when there is one
+  // Its copy from the dropout kernel when there is one.
+  ops::KeptBf16 kept = saved ? ops::KeptBf16(y) : ops::KeptBf16();
   ops::embedding_forward(y, ids, table(side), positions_, scale_, position_offset);
   const float p = ctx.rate(dropout_);
   const backend::DropoutKey key = ctx.key(side == Side::source ? 1 : 2);
   if (p > 0) ops::dropout_forward(y, y, p, key);
-  if (saved) *saved = Saved{ids, key, p, y};
+  if (saved) {
+    *saved = Saved{ids, key, p, y};
+    saved->output_kept = std::move(kept);
+  }
 }
 
 void Embeddings::backward(const tensor::Tensor& dy, const Saved& saved, Side side) const {
-  ops::forget_bf16(saved.output);  // the first layer's backward, its reader, is done
+  saved.output_kept.release();  // the first layer's backward, its reader, is done
   if (saved.p > 0) ops::dropout_backward(dy, dy, saved.p, saved.key);
   ops::embedding_backward(table_grad(side), dy, saved.ids, scale_);
   if (learned_) ops::positions_backward(dpositions_, dy);

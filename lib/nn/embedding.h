@@ -10,6 +10,7 @@
 #include "nn/config.h"
 #include "nn/params.h"
 #include "nn/step_context.h"
+#include "ops/kept_bf16.h"
 
 namespace tt::nn {
 
@@ -21,7 +22,8 @@ class Embeddings {
     tensor::Tensor ids;
     backend::DropoutKey key;
     float p = 0;
-    tensor::Tensor output;  // bf16 training: kept for the first layer's products until backward
+    tensor::Tensor output;
+    ops::KeptBf16 output_kept;  // bf16 training: the output, for the first layer's products, until backward
   };
 
   void declare(ParameterSet& params, const ModelConfig& config);

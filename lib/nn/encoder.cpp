@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "ops/matmul.h"
+#include "ops/kept_bf16.h"
 
 namespace tt::nn {
 
@@ -52,7 +52,7 @@ Tensor Encoder::forward(const Tensor& src, const Tensor& src_lengths, const Embe
     Tensor y = next_output();
     if (saved) {  // the decoder's cross-attention reads it: its copy comes from the norm's kernel
       saved->output = y;
-      ops::keep_bf16(y);
+      saved->output_kept = ops::KeptBf16(y);
     }
     final_norm_.forward(y, x, ctx.arena, saved ? &saved->final_norm : nullptr);
     x = y;
@@ -63,7 +63,7 @@ Tensor Encoder::forward(const Tensor& src, const Tensor& src_lengths, const Embe
 void Encoder::backward(const Tensor& dmemory, const Saved& saved, const Embeddings& embeddings, tensor::Arena& arena,
                        tensor::Arena& scratch) const {
   Tensor dy = dmemory;
-  ops::forget_bf16(saved.output);
+  saved.output_kept.release();
   if (pre_norm_) final_norm_.backward(dy, dy, saved.final_norm);
   Tensor spare = arena.allocate(dmemory.shape());
   for (size_t l = layers_.size(); l-- > 0;) {

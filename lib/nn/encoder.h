@@ -6,6 +6,7 @@
 
 #include "nn/embedding.h"
 #include "nn/encoder_layer.h"
+#include "ops/kept_bf16.h"
 
 namespace tt::nn {
 
@@ -15,7 +16,8 @@ class Encoder {
     Embeddings::Saved embedding;
     std::vector<EncoderLayer::Saved> layers;
     LayerNorm::Saved final_norm;
-    tensor::Tensor output;  // pre-LN: the final norm's output, kept in bf16 training until backward
+    tensor::Tensor output;     // pre-LN: the final norm's output
+    ops::KeptBf16 output_kept;  // kept in bf16 training, for the next products, until backward
   };
 
   void declare(ParameterSet& params, const ModelConfig& config);

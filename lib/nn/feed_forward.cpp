@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "ops/elementwise.h"
+#include "ops/kept_bf16.h"
 #include "ops/matmul.h"
 #include "util/check.h"
 
@@ -44,15 +45,20 @@ void FeedForward::forward(const tensor::Tensor& y, const tensor::Tensor& x, cons
   if (temporaries) scope.emplace(*temporaries);
   tensor::Tensor pre = (temporaries ? *temporaries : ctx.arena).allocate(tensor::Shape{N, F_});
   tensor::Tensor hidden = temporaries ? ctx.arena.allocate(tensor::Shape{N, F_}, tensor::DType::bf16) : pre;
+  // fc1's backward reads x again (bf16 training: from its copy).
+  ops::KeptBf16 x_kept = saved ? ops::KeptBf16(x) : ops::KeptBf16();
   // The bias is added by the fused kernel together with ReLU and dropout: one pass over [N, F].
   ops::linear_forward(pre, x, fc1_.weight(), tensor::Tensor{});
   // bf16 training on an fp32 hidden layer: the fused kernel writes its copy, which fc2 reads here and in
   // backward.
-  if (saved) ops::keep_bf16(hidden);
+  ops::KeptBf16 hidden_kept = saved ? ops::KeptBf16(hidden) : ops::KeptBf16();
   ops::bias_relu_dropout_forward(hidden, pre, fc1_.bias(), p, ctx.key(site_));
   if (fused) fc2_.forward_without_bias(y, hidden);
   else fc2_.forward(y, hidden);
-  if (saved) *saved = Saved{x, hidden, p};
+  if (saved) {
+    *saved = Saved{x, hidden, p};
+    saved->x_kept = std::move(x_kept), saved->hidden_kept = std::move(hidden_kept);
+  }
 }
 
 void FeedForward::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const Saved& saved,
@@ -61,11 +67,11 @@ void FeedForward::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, c
   tensor::Tensor dhidden = scratch.allocate(tensor::Shape{N, F_});
   if (fused) fc2_.backward_without_bias(dhidden, dy, saved.hidden);
   else fc2_.backward(dhidden, dy, saved.hidden);
-  ops::keep_bf16(dhidden);  // its copy from the kernel below, for both of fc1's products
+  const ops::KeptBf16 dhidden_kept(dhidden);  // its copy from the kernel below, for both of fc1's products
   ops::relu_dropout_backward(dhidden, dhidden, saved.hidden, saved.p);
-  ops::forget_bf16(saved.hidden);
+  saved.hidden_kept.release();
   fc1_.backward(dx, dhidden, saved.x, /*accumulate_dx=*/fused);
-  ops::forget_bf16(dhidden);
+  saved.x_kept.release();
 }
 
 }  // namespace tt::nn

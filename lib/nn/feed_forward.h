@@ -8,6 +8,7 @@
 
 #include "nn/linear.h"
 #include "nn/step_context.h"
+#include "ops/kept_bf16.h"
 
 namespace tt::nn {
 
@@ -18,6 +19,7 @@ class FeedForward {
     // activations and the step has temporaries: fc2's products and the masks read nothing finer.
     tensor::Tensor x, hidden;
     float p = 0;
+    ops::KeptBf16 x_kept, hidden_kept;  // bf16 training: fc1's and fc2's inputs, until backward
   };
 
   void declare(ParameterSet& params, const std::string& prefix, int D, int F, float relu_dropout,

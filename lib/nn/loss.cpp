@@ -8,7 +8,6 @@ namespace tt::nn {
 void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table,
                                const tensor::Tensor& bias) {
   const int64_t D = table.dim(1);
-  ops::keep_bf16(hidden);  // read again by backward's dtable
   const tensor::Tensor h = hidden.reshape(tensor::Shape{hidden.numel() / D, D});
   if (bias.defined()) ops::linear_forward(logits, h, table, bias);
   else ops::matmul(logits, h, false, table, true);
@@ -25,7 +24,6 @@ void output_projection_backward(const tensor::Tensor& dhidden, const tensor::Ten
     ops::matmul(dtable, dlogits, true, h, false, 1.0f, 1.0f);
     ops::matmul(dhidden.reshape(h.shape()), dlogits, false, table, false);
   }
-  ops::forget_bf16(hidden);
 }
 
 LossStats label_smoothed_loss(const tensor::Tensor& logits, const tensor::Tensor& targets,

@@ -19,13 +19,13 @@ struct LossStats {
   int64_t tokens = 0;
 };
 
-// logits = hidden · table^T (+ bias [V] where defined). In a bf16 training step hidden's bf16 copy is kept
-// for backward.
+// logits = hidden · table^T (+ bias [V] where defined). A training step keeps hidden (ops::KeptBf16) for
+// backward's dtable product.
 void output_projection_forward(const tensor::Tensor& logits, const tensor::Tensor& hidden, const tensor::Tensor& table,
                                const tensor::Tensor& bias);
 // dhidden = dlogits · table (assigned); dtable += dlogits^T · hidden (dbias += column sums of dlogits where
-// defined); forgets hidden's copy. In bf16 the caller keeps dlogits (from before the loss kernel, which then
-// writes its copy) so both products read one.
+// defined). In bf16 the caller keeps dlogits (from before the loss kernel, which then writes its copy) so
+// both products read one.
 void output_projection_backward(const tensor::Tensor& dhidden, const tensor::Tensor& dtable,
                                 const tensor::Tensor& dbias, const tensor::Tensor& dlogits,
                                 const tensor::Tensor& hidden, const tensor::Tensor& table);

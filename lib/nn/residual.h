@@ -14,6 +14,7 @@
 #include "nn/linear.h"
 #include "nn/step_context.h"
 #include "ops/elementwise.h"
+#include "ops/kept_bf16.h"
 #include "ops/matmul.h"
 
 namespace tt::nn {
@@ -23,13 +24,14 @@ struct ResidualSaved {
   // The LayerNorm output the sub-layer (pre-LN) or the next one (post-LN) reads: kept in bf16 training
   // from before the norm's kernel, which writes its copy, until this block's backward.
   tensor::Tensor normed;
+  ops::KeptBf16 normed_kept;
   backend::DropoutKey key;
   float p = 0;
 };
 
 inline void keep_normed(ResidualSaved& saved, const tensor::Tensor& normed) {
   saved.normed = normed;
-  ops::keep_bf16(normed);
+  saved.normed_kept = ops::KeptBf16(normed);
 }
 
 // y [N, D] must not alias x.
@@ -65,9 +67,9 @@ void residual_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const
   const bool dropout = saved.p > 0;
   tensor::Tensor dsub = dropout ? scratch.allocate(dy.shape()) : dy;
   // dsub's copy (bf16 training) comes from the dropout kernel, for both products of the sub-layer's last Linear.
-  if (dropout) ops::keep_bf16(dsub);
+  const ops::KeptBf16 dsub_kept = dropout ? ops::KeptBf16(dsub) : ops::KeptBf16();
   if (placement == NormPlacement::post) {
-    ops::forget_bf16(saved.normed);  // the next block's backward, its reader, is done
+    saved.normed_kept.release();  // the next block's backward, its reader, is done
     norm.backward(dy, dy, saved.norm);  // dy now holds d(sum)
     if (dropout) ops::dropout_backward(dsub, dy, saved.p, saved.key);
     fb(dx, dsub);
@@ -76,11 +78,10 @@ void residual_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const
     if (dropout) ops::dropout_backward(dsub, dy, saved.p, saved.key);
     tensor::Tensor dh = scratch.allocate(dy.shape());
     fb(dh, dsub);
-    ops::forget_bf16(saved.normed);
+    saved.normed_kept.release();
     norm.backward(dh, dh, saved.norm);
     ops::add(dx, dy, dh);
   }
-  if (dropout) ops::forget_bf16(dsub);
 }
 
 // As residual_forward, with f(out, in, fused): fused (post-LN), f leaves out the bias of `last`, its final
@@ -115,12 +116,11 @@ void residual_block_backward(const tensor::Tensor& dx, const tensor::Tensor& dy,
                       [&](const tensor::Tensor& din, const tensor::Tensor& dout) { fb(din, dout, false); });
     return;
   }
-  ops::forget_bf16(saved.normed);  // the next block's backward, its reader, is done
+  saved.normed_kept.release();  // the next block's backward, its reader, is done
   tensor::Tensor dsub = scratch.allocate(dy.shape());
-  ops::keep_bf16(dsub);  // its copy from the kernel below, for both products of `last`
+  const ops::KeptBf16 dsub_kept(dsub);  // its copy from the kernel below, for both products of `last`
   norm.backward_residual(dx, dsub, last.bias_grad(), dy, saved.norm, saved.p, saved.key);  // dx = d(sum)
   fb(dx, dsub, true);
-  ops::forget_bf16(dsub);
 }
 
 }  // namespace tt::nn

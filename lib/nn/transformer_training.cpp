@@ -3,7 +3,7 @@
 #include "nn/loss.h"
 #include "nn/transformer.h"
 #include "nn/transformer_impl.h"
-#include "ops/matmul.h"
+#include "ops/kept_bf16.h"
 
 namespace tt::nn {
 
@@ -25,16 +25,18 @@ LossStats Transformer::forward_backward(const Batch& batch, tensor::Arena& arena
                                     &decoder_saved);
   const Tensor& table = m.embeddings.table(Side::target);
   Tensor logits = arena.allocate(Shape{N, table.dim(0)});
+  ops::KeptBf16 hidden_kept(hidden);  // read again by backward's dtable product
   output_projection_forward(logits, hidden, table, m.embeddings.output_bias());
   // bf16: the loss kernel writes its gradient's copy as it goes, and both backward products read it.
-  ops::keep_bf16(logits);
+  ops::KeptBf16 logits_kept(logits);
   LossStats stats = label_smoothed_loss(logits, d.tgt_out, batch.tgt_out, config_.label_smoothing, config_.pad_id,
                                         grad_scale, arena);
 
   Tensor dhidden = arena.allocate(Shape{batch.B, batch.T, D});
   output_projection_backward(dhidden, m.embeddings.table_grad(Side::target), m.embeddings.output_bias_grad(), logits,
                              hidden, table);
-  ops::forget_bf16(logits);
+  hidden_kept.release();
+  logits_kept.release();
   Tensor dmemory = arena.allocate(memory.shape());
   dmemory.zero();
   m.decoder.backward(dhidden, dmemory, decoder_saved, m.embeddings, arena, m.scratch);

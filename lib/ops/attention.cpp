@@ -84,7 +84,7 @@ void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, in
 void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                             const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
                             const tensor::Tensor& key_lengths, AttentionSizes z, float scale, bool causal, float p,
-                            backend::DropoutKey key) {
+                            backend::DropoutKey key, AttentionKept* kept) {
   if (!check_forward(ctx, probs, dropped, key_lengths, z, p)) return;
   check_heads16(q16, z.B, z.Tq, z, "q");
   check_heads16(k16, z.B, z.Tk, z, "k");
@@ -94,13 +94,14 @@ void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, co
   a.ctx = out(ctx), a.probs = probs.f32();
   a.key_lengths = key_lengths.defined() ? key_lengths.i32() : nullptr;
   composed_attention_forward_bf16(probs.backend(), a, StoredHeads{q16.bf16(), k16.bf16(), v16.bf16()},
-                                  p > 0 ? dropped.bf16() : nullptr);
+                                  p > 0 ? dropped.bf16() : nullptr, kept);
 }
 
 void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
                              const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                              const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
-                             AttentionSizes z, float scale, float p, backend::DropoutKey key) {
+                             AttentionSizes z, float scale, float p, backend::DropoutKey key,
+                             const AttentionKept* kept) {
   if (!check_backward(dq, dk, dv, dprobs, dctx, probs, dropped, z, p)) return;
   check_heads16(q16, z.B, z.Tq, z, "q");
   check_heads16(k16, z.B, z.Tk, z, "k");
@@ -109,12 +110,13 @@ void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadR
   a.z = z, a.scale = scale, a.p = p, a.key = key;
   a.dq = out(dq), a.dk = out(dk), a.dv = out(dv), a.dctx = in(dctx), a.probs = probs.f32();
   composed_attention_backward_bf16(probs.backend(), a, StoredHeads{q16.bf16(), k16.bf16(), v16.bf16()}, dprobs.f32(),
-                                   p > 0 ? dropped.bf16() : nullptr);
+                                   p > 0 ? dropped.bf16() : nullptr, kept);
 }
 
 void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                        const HeadRows& q, const HeadRows& k, const HeadRows& v, const tensor::Tensor& key_lengths,
-                       AttentionSizes z, float scale, bool causal, float p, backend::DropoutKey key) {
+                       AttentionSizes z, float scale, bool causal, float p, backend::DropoutKey key,
+                       AttentionKept* kept) {
   if (!check_forward(ctx, probs, dropped, key_lengths, z, p)) return;
   check_rows(q, z.B, z.Tq, z, "q");
   check_rows(k, z.B, z.Tk, z, "k");
@@ -128,14 +130,14 @@ void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const t
     a.flags = p > 0 ? dropped.u8() : nullptr;
     be.attention_forward(a);
   } else {
-    composed_attention_forward(be, a, p > 0 ? dropped.f32() : nullptr);
+    composed_attention_forward(be, a, p > 0 ? dropped.f32() : nullptr, kept);
   }
 }
 
 void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
                         const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                         const HeadRows& q, const HeadRows& k, const HeadRows& v, AttentionSizes z, float scale, float p,
-                        backend::DropoutKey key) {
+                        backend::DropoutKey key, const AttentionKept* kept) {
   if (!check_backward(dq, dk, dv, dprobs, dctx, probs, dropped, z, p)) return;
   check_rows(q, z.B, z.Tq, z, "q");
   check_rows(k, z.B, z.Tk, z, "k");
@@ -149,7 +151,7 @@ void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& 
     a.flags = p > 0 ? dropped.u8() : nullptr;
     be.attention_backward(a);
   } else {
-    composed_attention_backward(be, a, dprobs.f32(), p > 0 ? dropped.f32() : nullptr);
+    composed_attention_backward(be, a, dprobs.f32(), p > 0 ? dropped.f32() : nullptr, kept);
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend/backend.h"
+#include "ops/attention_composed.h"
 #include "tensor/tensor.h"
 
 namespace tt::ops {
@@ -26,12 +27,13 @@ tensor::DType attention_dropout_dtype(const backend::Backend& be, bool bf16_stor
 // same shape, of attention_dropout_dtype (p > 0; may be undefined when p == 0). key_lengths [B] i32 or undefined.
 void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                        const HeadRows& q, const HeadRows& k, const HeadRows& v, const tensor::Tensor& key_lengths,
-                       AttentionSizes z, float scale, bool causal, float p, backend::DropoutKey key);
-// dq, dk, dv assigned; dprobs: scratch of probs' shape.
+                       AttentionSizes z, float scale, bool causal, float p, backend::DropoutKey key,
+                       AttentionKept* kept = nullptr);
+// dq, dk, dv assigned; dprobs: scratch of probs' shape. `kept`: what forward kept, released here.
 void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
                         const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                         const HeadRows& q, const HeadRows& k, const HeadRows& v, AttentionSizes z, float scale, float p,
-                        backend::DropoutKey key);
+                        backend::DropoutKey key, const AttentionKept* kept = nullptr);
 
 // bf16 storage (Backend::bf16_storage): x's B x T rows of H heads rounded into y16, a dense bf16 [B, H, T, Dh]
 // tensor, and the attention pair reading q16, k16, v16 so stored, with `dropped` bf16 too (the bits of the
@@ -40,10 +42,11 @@ void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, in
 void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                             const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
                             const tensor::Tensor& key_lengths, AttentionSizes z, float scale, bool causal, float p,
-                            backend::DropoutKey key);
+                            backend::DropoutKey key, AttentionKept* kept = nullptr);
 void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, const tensor::Tensor& dprobs,
                              const HeadRows& dctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                              const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
-                             AttentionSizes z, float scale, float p, backend::DropoutKey key);
+                             AttentionSizes z, float scale, float p, backend::DropoutKey key,
+                             const AttentionKept* kept = nullptr);
 
 }  // namespace tt::ops

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "ops/kept_bf16.h"
 #include "util/check.h"
 
 namespace tt::ops {
@@ -22,18 +23,7 @@ int64_t extent(backend::MatrixStrides s, int batch1, int batch2, int rows, int c
   return (batch1 - 1) * s.batch1 + (batch2 - 1) * s.batch2 + (rows - 1) * s.ld + cols;
 }
 
-// A bf16 tensor is its own copy: nothing to keep.
-bool keepable(const tensor::Tensor& x) { return x.defined() && x.numel() > 0 && x.dtype() == tensor::DType::f32; }
-
 }  // namespace
-
-void keep_bf16(const tensor::Tensor& x) {
-  if (keepable(x)) x.backend().keep_bf16_operand(x.f32(), x.numel());
-}
-
-void forget_bf16(const tensor::Tensor& x) {
-  if (keepable(x)) x.backend().forget_bf16_operand(x.f32());
-}
 
 void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& w,
                     const tensor::Tensor& b) {
@@ -42,7 +32,6 @@ void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tens
                "linear: x " + x.shape().str() + ", W " + w.shape().str() + ", y " + y.shape().str());
   if (N == 0) return;
   auto& be = x.backend();
-  keep_bf16(x);  // backward's dW reads x again (forgotten there)
   if (x.dtype() == tensor::DType::bf16)
     be.gemm_bf16_operand(false, true, static_cast<int>(N), static_cast<int>(O), static_cast<int>(I), 1.0f, x.bf16(),
                          I, true, w.f32(), I, false, 0.0f, y.f32(), O);
@@ -63,7 +52,7 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
                "linear backward: dy " + dy.shape().str() + ", x " + x.shape().str() + ", W " + w.shape().str());
   if (N == 0) return;
   auto& be = x.backend();
-  keep_bf16(dy);  // both products read dy
+  const KeptBf16 dy_kept(dy);  // both products read dy
   // dW[O, I] += dy^T[O, N] · x[N, I]
   if (x.dtype() == tensor::DType::bf16)
     be.gemm_bf16_operand(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.f32(),
@@ -77,8 +66,6 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
     be.gemm(false, false, static_cast<int>(N), static_cast<int>(I), static_cast<int>(O), 1.0f, dy.f32(), O,
             w.f32(), I, accumulate_dx ? 1.0f : 0.0f, dx.f32(), I);
   }
-  forget_bf16(dy);
-  forget_bf16(x);
 }
 
 void matmul(const tensor::Tensor& c, const tensor::Tensor& a, bool trans_a, const tensor::Tensor& b, bool trans_b,

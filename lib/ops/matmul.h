@@ -9,7 +9,8 @@ namespace tt::ops {
 
 // y[N, O] = x[N, I] · W^T + b, with W [O, I] (PyTorch layout) and b [O] (may be undefined: no bias).
 // x and y may have any rank; their last dims are I and O. x may be bf16 (in forward and backward) where
-// the backend stores bf16 activations (Backend::bf16_storage).
+// the backend stores bf16 activations (Backend::bf16_storage). A caller whose backward reads x again keeps
+// it (ops::KeptBf16) until then.
 void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& w,
                     const tensor::Tensor& b);
 // dW[O, I] += dy^T · x, db[O] += column sums of dy (if db defined), and dx = dy · W (assigned, or added when
@@ -17,12 +18,6 @@ void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tens
 void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const tensor::Tensor& db,
                      const tensor::Tensor& dy, const tensor::Tensor& x, const tensor::Tensor& w,
                      bool accumulate_dx = false);
-
-// Backend::keep_bf16_operand / forget_bf16_operand for a whole tensor (no effect outside a bf16 training
-// step; undefined and bf16 tensors are ignored). Kept before the kernel that produces x, its copy comes from that
-// kernel; every keep needs its forget before the step ends.
-void keep_bf16(const tensor::Tensor& x);
-void forget_bf16(const tensor::Tensor& x);
 
 // c[M, N] = alpha · op(a) · op(b) + beta · c for 2-D tensors (op = transpose when the flag is set).
 void matmul(const tensor::Tensor& c, const tensor::Tensor& a, bool trans_a, const tensor::Tensor& b, bool trans_b,

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "ops/elementwise.h"
+#include "ops/kept_bf16.h"
+#include "util/check.h"
 #include "util/error.h"
 
 namespace tt::train {
@@ -134,6 +136,10 @@ StepStats Trainer::step() {
     stats.nll_sum += loss.nll_sum;
   }
   bf16_weights.reset();
+  // Every bf16 operand a layer kept is released by its backward (ops::KeptBf16): one left alive now would
+  // forget a range of the next step. Checked always; it costs one load.
+  TT_CHECK_MSG(ops::KeptBf16::alive() == 0,
+               std::to_string(ops::KeptBf16::alive()) + " kept bf16 operands outlive the training step");
   if (ranks > 1) {
     model_.backend().synchronize();
     double losses[2] = {stats.loss_sum, stats.nll_sum};

@@ -10,6 +10,7 @@
 #include "backend/bf16_fixture.h"
 #include "backend/kernel_fixture.h"
 #include "ops/attention_composed.h"
+#include "ops/kept_bf16.h"
 #include "support/reference_kernels.h"
 
 using namespace tt;
@@ -182,6 +183,52 @@ TEST_CASE("bf16 products read a kept operand from its first conversion until it 
   CHECK(product() == before);
 }
 
+TEST_CASE("ops::KeptBf16 keeps an operand until released, once, and moves without a second forget",
+          "[backend][gemm][bf16]") {
+  auto be = bf16_backend(1);
+  if (!be) return;
+  const int M = 4, N = 3, K = 8;
+  const auto X = random_floats(static_cast<size_t>(M) * K, 1), W = random_floats(static_cast<size_t>(N) * K, 2);
+  auto x = upload(*be, X), w = upload(*be, W);
+  auto product = [&] {
+    auto c = upload(*be, std::vector<float>(static_cast<size_t>(M) * N, 0.0f));
+    be->gemm(false, true, M, N, K, 1.0f, x.f32(), K, w.f32(), K, 0.0f, c.f32(), N);
+    return c.to_host_f32();
+  };
+  auto set_x = [&](float factor) {
+    auto v = X;
+    for (float& e : v) e *= factor;
+    be->copy_from_host(x.f32(), v.data(), v.size() * sizeof(float));
+  };
+  auto held = upload(*be, std::vector<float>(4, 0.0f));
+  be->hold_bf16_weights(held.f32(), held.numel());
+  const auto before = product();
+  {
+    ops::KeptBf16 a(x);
+    CHECK(product() == before);  // converted here, read from the copy from now on
+    set_x(2);                    // against the contract on purpose: the copy shows whether x is still kept
+    CHECK(product() == before);
+    ops::KeptBf16 b = std::move(a);  // one keep, now held by b
+    CHECK_FALSE(a.held());
+    CHECK(ops::KeptBf16::alive() == 1);
+    a.release();  // moved-from: nothing to forget
+    CHECK(product() == before);
+    b.release();
+    b.release();  // once only
+    CHECK(ops::KeptBf16::alive() == 0);
+    CHECK(product() != before);  // forgotten: the new values
+    set_x(1);
+    ops::KeptBf16 c(x);
+    CHECK(ops::KeptBf16::alive() == 1);
+  }  // c released by its destructor
+  CHECK(ops::KeptBf16::alive() == 0);
+  set_x(2);
+  CHECK(product() != before);
+  ops::KeptBf16 none(tensor::Tensor{});  // undefined (and bf16) tensors keep nothing
+  CHECK_FALSE(none.held());
+  be->release_bf16_weights();
+}
+
 TEST_CASE("bf16 attention through kept operands gives the bits of unkept products", "[backend][gemm][bf16]") {
   // The composed attention keeps q, k, v and the weights from forward to backward: its gradients must be
   // the same bits as when every product converts its operands afresh (weights not held: nothing kept).
@@ -206,13 +253,16 @@ TEST_CASE("bf16 attention through kept operands gives the bits of unkept product
     f.scale = 0.35f, f.causal = true, f.p = 0.25f, f.key = backend::DropoutKey{3, 9};
     f.ctx = {ctx.f32(), D}, f.probs = probs.f32(), f.q = {q, ld}, f.k = {q + D, ld}, f.v = {q + 2 * D, ld};
     REQUIRE_FALSE(be->has_fused_attention());  // bf16 products: the composition runs
-    ops::composed_attention_forward(*be, f, dropped.f32());
+    ops::AttentionKept kept;  // q, k, v, w kept from forward to backward, as a training step does
+    ops::composed_attention_forward(*be, f, dropped.f32(), &kept);
     float* dq = dqkv.f32();
     backend::AttentionBackwardArgs b;
     b.z = f.z, b.scale = f.scale, b.p = f.p, b.key = f.key;
     b.dq = {dq, ld}, b.dk = {dq + D, ld}, b.dv = {dq + 2 * D, ld}, b.dctx = {dctx.f32(), D}, b.probs = probs.f32();
     b.q = f.q, b.k = f.k, b.v = f.v;
-    ops::composed_attention_backward(*be, b, dprobs.f32(), dropped.f32());
+    ops::composed_attention_backward(*be, b, dprobs.f32(), dropped.f32(), &kept);
+    CHECK_FALSE((kept.q.held() || kept.k.held() || kept.v.held() || kept.w.held()));  // backward released them
+    CHECK(ops::KeptBf16::alive() == 0);
     if (hold) be->release_bf16_weights();
     return std::make_pair(ctx.to_host_f32(), dqkv.to_host_f32());
   };
