@@ -187,7 +187,7 @@ class TimingBackend final : public Backend {
     timed("attention_softmax_backward " + dims({B, H, Tq, Tk}), 0,
           [&] { inner_.attention_softmax_backward(g, p, B, H, Tq, Tk, scale); });
   }
-  bool has_fused_attention() const override { return inner_.has_fused_attention(); }
+  bool fuses(Fused kernel) const override { return inner_.fuses(kernel); }
   void attention_forward(const tt::backend::AttentionForwardArgs& a) override {
     const auto& z = a.z;
     timed("attention_forward " + dims({z.B, z.H, z.Tq, z.Tk, z.Dh}), 4.0 * z.B * z.H * z.Tq * z.Tk * z.Dh,

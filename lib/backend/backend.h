@@ -6,6 +6,13 @@
 //
 // Gradient convention (llm.c): parameter gradients are ACCUMULATED (+=), activation gradients are
 // ASSIGNED (=). Kernels say which in their comment.
+//
+// What a new device must write: every method below marked "= 0" (memory, the products, the elementwise,
+// norm, softmax, embedding, loss, optimizer, layout and decoding kernels). Everything else is optional,
+// with defaults that mean "not here": the modes (row-invariant products, bf16 / int8 precision, stored
+// weights), the bf16 copies of operands (hold / keep), bf16 activation storage (Bf16Storage), the fused
+// kernels (fuses(): ops/ composes the primitives where a device does not fuse), and the swish / gelu
+// activation of imported models (a device without it refuses such a model by name).
 #pragma once
 
 #include <cstddef>
@@ -35,6 +42,7 @@ struct DropoutKey {
 enum class MatmulPrecision { fp32, bf16, int8 };
 
 struct StoredWeight;  // backend/quantized_weight.h
+class Bf16Storage;   // backend/bf16_storage.h
 
 // Strides (in elements) of a batched matrix operand with two batch dimensions [b1, b2, rows, cols]:
 // element (i1, i2, r, c) is at i1*batch1 + i2*batch2 + r*ld + c. Lets attention run straight on the
@@ -146,36 +154,10 @@ class Backend {
   virtual void keep_bf16_operand(const float* /*values*/, int64_t /*n*/) {}
   virtual void forget_bf16_operand(const float* /*values*/) {}
 
-  // Activations stored only in bf16 (halving their memory) when every reader rounds them anyway: the FFN
-  // hidden layer, read by fc2's two products and, for its sign, by relu_dropout_backward; attention's
-  // q, k, v and weights after dropout, read only by the attention products, and its context, read by the
-  // output projection's two products. True only inside a bf16 training step on a backend that implements
-  // the calls below (their defaults throw; ops/attention.cpp composes attention from them).
-  virtual bool bf16_storage() const { return false; }
-  // y16 = bf16(x), rounded as a bf16 product rounds its fp32 operands: x a [batch1, batch2] grid of
-  // [rows, cols] matrices at strides s, y16 dense [batch1, batch2, rows, cols] (attention's [B, T, H, Dh]
-  // projections become [B, H, T, Dh]).
-  virtual void round_to_bf16(uint16_t* y16, const float* x, int batch1, int batch2, int64_t rows, int64_t cols,
-                             MatrixStrides s);
-  // y16 = bf16(dropout(relu(x + bias))), the bits bias_relu_dropout_forward's output would round to;
-  // nothing is written in fp32. x [N, F] is left as it is.
-  virtual void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F,
-                                              float p, DropoutKey key);
-  // y16 = bf16(dropout(x)), the bits dropout_forward's output would round to; nothing written in fp32.
-  virtual void dropout_forward_bf16(uint16_t* y16, const float* x, int64_t n, float p, DropoutKey key);
-  // relu_dropout_backward with y stored in bf16 (y16 > 0 exactly where y > 0, but for a y below bf16's
-  // smallest subnormal, which rounds to 0 and counts as inactive).
-  virtual void relu_dropout_backward_bf16(float* dx, const float* dy, const uint16_t* y16, int64_t n, float p);
-  // gemm in bf16 precision where A (a16) or B (b16) is already bf16: that operand is read as stored, dense
-  // (lda / ldb equal its stored row length); the other is an fp32 operand as in gemm. Same bits as gemm on
-  // the fp32 values that round to the stored ones.
-  virtual void gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A,
-                                 int64_t lda, bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C,
-                                 int64_t ldc);
-  // gemm_batched likewise; a stored operand is dense [batch1, batch2, rows, cols] (its strides must say so).
-  virtual void gemm_batched_bf16_operand(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K,
-                                         float alpha, const void* A, MatrixStrides a, bool a16, const void* B,
-                                         MatrixStrides b, bool b16, float beta, float* C, MatrixStrides c);
+  // bf16 storage of activations (backend/bf16_storage.h): the backend's Bf16Storage inside a bf16 training
+  // step where it has one, else null (a layer then keeps its activations in fp32).
+  virtual Bf16Storage* bf16_storage() { return nullptr; }
+
   // ---- matrix products -------------------------------------------------------------------------------
   // C[M,N] = alpha * op(A) * op(B) + beta * C; op(A) is [M,K] (A stored [K,M] when trans_a), op(B) is
   // [K,N] (B stored [N,K] when trans_b). lda/ldb/ldc are row strides of the stored matrices.
@@ -203,9 +185,6 @@ class Backend {
   // y = dropout(relu(x + bias)), keep probability 1-p, kept values scaled by 1/(1-p). y may alias x.
   virtual void bias_relu_dropout_forward(float* y, const float* x, const float* bias, int64_t N, int F, float p,
                                          DropoutKey key) = 0;
-  // y = act(x + bias), x/y [N, F], y may alias x: the swish and gelu of imported models, for inference
-  // (no dropout, no backward). The default throws: a device without it refuses such models by name.
-  virtual void bias_activation_forward(float* y, const float* x, const float* bias, int64_t N, int F, Activation a);
   // dx = dy where y > 0, scaled by 1/(1-p), else 0 (needs no mask: y == 0 iff dropped or relu-inactive).
   // dx may alias dy. Assigns dx; bias gradient is taken separately with bias_backward(dx).
   virtual void relu_dropout_backward(float* dx, const float* dy, const float* y, int64_t n, float p) = 0;
@@ -226,24 +205,6 @@ class Backend {
   virtual void layer_norm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
                                    const float* mean, const float* rstd, const float* gamma, int64_t N, int D) = 0;
 
-  // ---- the end of a post-LN sub-layer, fused ---------------------------------------------------------------
-  // sum = residual + dropout(x + bias) (bias may be null: none), y = layer norm of sum as layer_norm_forward
-  // (mean, rstd saved). x, residual, sum, y [N, D]; sum may alias x, y aliases nothing. mask: N * D bytes
-  // a backend may use to keep the dropout flags for backward (p > 0; may be null). The default runs
-  // add_bias, dropout_add_forward and layer_norm_forward.
-  virtual void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* mask,
-                                           const float* x, const float* bias, const float* residual,
-                                           const float* gamma, const float* beta, int64_t N, int D, float eps, float p,
-                                           DropoutKey key);
-  // Its backward: dres = d(sum) (the residual path's gradient; may alias dy), dx = dropout mask * dres (the
-  // sub-layer output's gradient; aliases nothing), both assigned; dgamma, dbeta, dbias (may be null)
-  // accumulated; mask as forward left it. The default runs layer_norm_backward, dropout_backward and
-  // bias_backward.
-  virtual void residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias,
-                                            const float* dy, const float* sum, const float* mean, const float* rstd,
-                                            const uint8_t* mask, const float* gamma, int64_t N, int D, float p,
-                                            DropoutKey key);
-
   // ---- attention softmax --------------------------------------------------------------------------------
   // In place over scores [B, H, Tq, Tk]: s = softmax(scale * s + mask) along Tk, where key k of batch b is
   // masked (-inf, weight exactly 0) when k >= key_lengths[b] (right padding), and, if causal, when
@@ -254,19 +215,6 @@ class Backend {
   // In place: dscores = scale * p * (dp - sum_k(dp * p)), where `grad` holds dp on entry and dscores on exit.
   virtual void attention_softmax_backward(float* grad, const float* probs, int B, int H, int Tq, int Tk,
                                           float scale) = 0;
-
-  // ---- fused attention (training and teacher-forced passes; optional) --------------------------------------
-  // Scaled dot-product attention over B sentences and H heads (AttentionForwardArgs). Per (b, h):
-  //   probs = softmax(mask(scale * q k^T)), masked as attention_softmax_forward (query_offset 0);
-  //   w = dropout(probs) with the mask dropout_forward(key) draws over the flat [B, H, Tq, Tk] probs (p > 0);
-  //   ctx = w v.
-  // A device that runs this as one kernel says so in has_fused_attention() for the current modes; where it
-  // does not, ops/attention.cpp composes gemm_batched, the softmax and the dropout kernels (the same
-  // results up to rounding), and the two calls below are never reached (their defaults throw).
-  virtual bool has_fused_attention() const { return false; }
-  virtual void attention_forward(const AttentionForwardArgs& a);
-  // Its backward: dq, dk, dv assigned.
-  virtual void attention_backward(const AttentionBackwardArgs& a);
 
   // ---- embeddings ---------------------------------------------------------------------------------------
   // y[b, t, :] = scale * table[ids[b, t], :] + positions[position_offset + t, :] (positions may be null).
@@ -315,11 +263,50 @@ class Backend {
   // Per row of x [rows, V]: the k largest values, best first, and their column indices; ties go to the
   // lower index, NaN ranks as -inf (and comes back as the NaN it is). k <= V. values, indices: [rows, k].
   virtual void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) = 0;
-  // topk of the rows of log_softmax(x), fused (one pass over logits still in cache instead of writing the
+
+  // ---- fused kernels (optional) -------------------------------------------------------------------------
+  // Compositions of the primitives above run as one kernel, with the same results up to rounding. A device
+  // says which it runs in its current modes; where it does not, ops/ composes the primitives instead, and
+  // the call is never reached (the defaults throw).
+  enum class Fused { residual_layer_norm, attention, log_softmax_topk };
+  virtual bool fuses(Fused /*kernel*/) const { return false; }
+
+  // The end of a post-LN sub-layer: sum = residual + dropout(x + bias) (bias may be null: none), y = layer
+  // norm of sum as layer_norm_forward (mean, rstd saved). x, residual, sum, y [N, D]; sum may alias x, y
+  // aliases nothing. mask: N * D bytes a backend may use to keep the dropout flags for backward (p > 0;
+  // may be null). Composed: add_bias, dropout_add_forward, layer_norm_forward.
+  virtual void residual_layer_norm_forward(float* y, float* sum, float* mean, float* rstd, uint8_t* mask,
+                                           const float* x, const float* bias, const float* residual,
+                                           const float* gamma, const float* beta, int64_t N, int D, float eps, float p,
+                                           DropoutKey key);
+  // Its backward: dres = d(sum) (the residual path's gradient; may alias dy), dx = dropout mask * dres (the
+  // sub-layer output's gradient; aliases nothing), both assigned; dgamma, dbeta, dbias (may be null)
+  // accumulated; mask as forward left it. Composed: layer_norm_backward, dropout_backward, bias_backward.
+  virtual void residual_layer_norm_backward(float* dres, float* dx, float* dgamma, float* dbeta, float* dbias,
+                                            const float* dy, const float* sum, const float* mean, const float* rstd,
+                                            const uint8_t* mask, const float* gamma, int64_t N, int D, float p,
+                                            DropoutKey key);
+
+  // Scaled dot-product attention for training and teacher-forced passes, over B sentences and H heads
+  // (AttentionForwardArgs). Per (b, h):
+  //   probs = softmax(mask(scale * q k^T)), masked as attention_softmax_forward (query_offset 0);
+  //   w = dropout(probs) with the mask dropout_forward(key) draws over the flat [B, H, Tq, Tk] probs (p > 0);
+  //   ctx = w v.
+  // Composed (ops/attention_composed.cpp): gemm_batched, attention_softmax_forward, dropout_forward.
+  virtual void attention_forward(const AttentionForwardArgs& a);
+  // Its backward: dq, dk, dv assigned.
+  virtual void attention_backward(const AttentionBackwardArgs& a);
+
+  // topk of the rows of log_softmax(x) (one pass over logits still in cache instead of writing the
   // log-probabilities and reading them back): values = x - shift for the k best columns, shift[r] =
   // max + log(sum exp(x - max)) of row r, so any column's log-probability is x[r, c] - shift[r]. x may be
-  // overwritten: the default (fused_defaults.cpp) runs log_softmax in place, then topk, and sets shift 0.
+  // overwritten. Composed: log_softmax in place, then topk, and shift 0.
   virtual void log_softmax_topk(float* values, int32_t* indices, float* shift, float* x, int64_t rows, int V, int k);
+
+  // ---- optional kernels ---------------------------------------------------------------------------------
+  // y = act(x + bias), x/y [N, F], y may alias x: the swish and gelu of imported models, for inference
+  // (no dropout, no backward). The default throws: a device without it refuses such models by name.
+  virtual void bias_activation_forward(float* y, const float* x, const float* bias, int64_t N, int F, Activation a);
 };
 
 // Threads: `threads` <= 0 means all cores. The CPU backend owns its thread count (no global

@@ -37,7 +37,8 @@ void LayerNorm::forward_residual(const tensor::Tensor& y, const tensor::Tensor& 
   tensor::Tensor mean = arena.allocate(tensor::Shape{N});
   tensor::Tensor rstd = arena.allocate(tensor::Shape{N});
   // The dropout flags are kept only for a backward (saved) that needs them (p > 0).
-  tensor::Tensor mask = saved && p > 0 ? ops::dropout_mask_tensor(arena, x.numel()) : tensor::Tensor{};
+  tensor::Tensor mask =
+      saved && p > 0 ? ops::dropout_flags_tensor(arena, x.backend(), x.numel()) : tensor::Tensor{};
   ops::residual_layer_norm_forward(y, sum, mean, rstd, mask, x, bias, residual, gamma_, beta_, eps_, p, key);
   if (saved) *saved = Saved{sum, mean, rstd, mask};
 }

@@ -27,7 +27,7 @@ struct StepContext {
 
   // Where a layer that saves for backward puts the fp32 values it saves only rounded: `temporaries` when
   // the backend stores bf16 activations now, else null (save fp32 as usual).
-  tensor::Arena* bf16_temporaries(const backend::Backend& be) const {
+  tensor::Arena* bf16_temporaries(backend::Backend& be) const {
     return temporaries && be.bf16_storage() ? temporaries : nullptr;
   }
 

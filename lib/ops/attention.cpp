@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "backend/bf16_storage.h"
 #include "ops/attention_composed.h"
 #include "util/check.h"
 
@@ -68,7 +69,7 @@ backend::HeadsOut out(const HeadRows& x) { return {x.t.f32(), x.ld}; }
 }  // namespace
 
 tensor::DType attention_dropout_dtype(const Backend& be, bool bf16_stored) {
-  if (be.has_fused_attention() && !bf16_stored) return tensor::DType::u8;
+  if (be.fuses(backend::Backend::Fused::attention) && !bf16_stored) return tensor::DType::u8;
   return bf16_stored ? tensor::DType::bf16 : tensor::DType::f32;
 }
 
@@ -77,7 +78,7 @@ void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, in
   if (int64_t{B} * T * H * Dh == 0) return;
   check_rows(x, B, T, z, "projection");
   check_heads16(y16, B, T, z, "stored projection");
-  x.t.backend().round_to_bf16(y16.bf16(), x.t.f32(), B, H, T, Dh, MatrixStrides{T * x.ld, Dh, x.ld});
+  backend::bf16_storage_of(x.t.backend(), "round_heads_to_bf16").round_to_bf16(y16.bf16(), x.t.f32(), B, H, T, Dh, MatrixStrides{T * x.ld, Dh, x.ld});
 }
 
 // With q, k, v stored in bf16 the products read them as stored: always composed (attention_composed.h).
@@ -126,7 +127,7 @@ void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const t
   a.ctx = out(ctx), a.probs = probs.f32(), a.q = in(q), a.k = in(k), a.v = in(v);
   a.key_lengths = key_lengths.defined() ? key_lengths.i32() : nullptr;
   Backend& be = probs.backend();
-  if (be.has_fused_attention()) {
+  if (be.fuses(backend::Backend::Fused::attention)) {
     a.flags = p > 0 ? dropped.u8() : nullptr;
     be.attention_forward(a);
   } else {
@@ -147,7 +148,7 @@ void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& 
   a.dq = out(dq), a.dk = out(dk), a.dv = out(dv), a.dctx = in(dctx), a.probs = probs.f32();
   a.q = in(q), a.k = in(k), a.v = in(v);
   Backend& be = probs.backend();
-  if (be.has_fused_attention()) {
+  if (be.fuses(backend::Backend::Fused::attention)) {
     a.flags = p > 0 ? dropped.u8() : nullptr;
     be.attention_backward(a);
   } else {

@@ -19,7 +19,7 @@ struct HeadRows {
 using backend::AttentionSizes;
 
 // The element type of `dropped`, the room a forward with dropout (p > 0) keeps for its backward, on `be` in
-// its current modes: the fused kernel's dropout flags (u8) where it has one (Backend::has_fused_attention),
+// its current modes: the fused kernel's dropout flags (u8) where it has one (Backend::fuses),
 // else the composed path's weights after dropout: f32, or bf16 when q, k, v are stored in bf16.
 tensor::DType attention_dropout_dtype(const backend::Backend& be, bool bf16_stored);
 

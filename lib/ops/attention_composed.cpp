@@ -1,5 +1,7 @@
 #include "ops/attention_composed.h"
 
+#include "backend/bf16_storage.h"
+
 namespace tt::ops {
 namespace {
 
@@ -74,16 +76,17 @@ void composed_attention_backward(Backend& be, const backend::AttentionBackwardAr
 
 void composed_attention_forward_bf16(Backend& be, const backend::AttentionForwardArgs& a, StoredHeads s,
                                      uint16_t* dropped16, AttentionKept* kept) {
+  backend::Bf16Storage& st = backend::bf16_storage_of(be, "attention_forward_bf16");
   const auto& z = a.z;
   const MatrixStrides ps = dense(z.H, z.Tq, z.Tk), qs = dense(z.H, z.Tq, z.Dh), ks = dense(z.H, z.Tk, z.Dh),
                       cs = heads(z.Tq, a.ctx.ld, z.Dh);
   const int64_t n_scores = int64_t{z.B} * z.H * z.Tq * z.Tk;
-  be.gemm_batched_bf16_operand(false, true, z.B, z.H, z.Tq, z.Tk, z.Dh, 1.0f, s.q, qs, true, s.k, ks, true, 0.0f,
+  st.gemm_batched_bf16_operand(false, true, z.B, z.H, z.Tq, z.Tk, z.Dh, 1.0f, s.q, qs, true, s.k, ks, true, 0.0f,
                                a.probs, ps);
   if (a.p > 0) {
     be.attention_softmax_forward(a.probs, a.key_lengths, z.B, z.H, z.Tq, z.Tk, a.scale, a.causal, 0);
-    be.dropout_forward_bf16(dropped16, a.probs, n_scores, a.p, a.key);
-    be.gemm_batched_bf16_operand(false, false, z.B, z.H, z.Tq, z.Dh, z.Tk, 1.0f, dropped16, ps, true, s.v, ks, true,
+    st.dropout_forward_bf16(dropped16, a.probs, n_scores, a.p, a.key);
+    st.gemm_batched_bf16_operand(false, false, z.B, z.H, z.Tq, z.Dh, z.Tk, 1.0f, dropped16, ps, true, s.v, ks, true,
                                  0.0f, a.ctx.data, cs);
     return;
   }
@@ -91,22 +94,23 @@ void composed_attention_forward_bf16(Backend& be, const backend::AttentionForwar
   // dV = w^T dctx in backward read it.
   if (kept) kept->w = KeptBf16(be, a.probs, n_scores);
   be.attention_softmax_forward(a.probs, a.key_lengths, z.B, z.H, z.Tq, z.Tk, a.scale, a.causal, 0);
-  be.gemm_batched_bf16_operand(false, false, z.B, z.H, z.Tq, z.Dh, z.Tk, 1.0f, a.probs, ps, false, s.v, ks, true,
+  st.gemm_batched_bf16_operand(false, false, z.B, z.H, z.Tq, z.Dh, z.Tk, 1.0f, a.probs, ps, false, s.v, ks, true,
                                0.0f, a.ctx.data, cs);
 }
 
 void composed_attention_backward_bf16(Backend& be, const backend::AttentionBackwardArgs& a, StoredHeads s,
                                       float* dprobs, const uint16_t* dropped16, const AttentionKept* kept) {
+  backend::Bf16Storage& st = backend::bf16_storage_of(be, "attention_backward_bf16");
   const auto& z = a.z;
   const MatrixStrides ps = dense(z.H, z.Tq, z.Tk), qs = dense(z.H, z.Tq, z.Dh), ks = dense(z.H, z.Tk, z.Dh),
                       dcs = heads(z.Tq, a.dctx.ld, z.Dh);
   const int64_t n_scores = int64_t{z.B} * z.H * z.Tq * z.Tk;
   const KeptBf16 dctx_kept(be, a.dctx.data, head_rows(z.B, z.Tq, a.dctx.ld, z.H, z.Dh));
   // dW = dctx V^T ; dV = W^T dctx
-  be.gemm_batched_bf16_operand(false, true, z.B, z.H, z.Tq, z.Tk, z.Dh, 1.0f, a.dctx.data, dcs, false, s.v, ks, true,
+  st.gemm_batched_bf16_operand(false, true, z.B, z.H, z.Tq, z.Tk, z.Dh, 1.0f, a.dctx.data, dcs, false, s.v, ks, true,
                                0.0f, dprobs, ps);
   const bool stored = a.p > 0;
-  be.gemm_batched_bf16_operand(true, false, z.B, z.H, z.Tk, z.Dh, z.Tq, 1.0f,
+  st.gemm_batched_bf16_operand(true, false, z.B, z.H, z.Tk, z.Dh, z.Tq, 1.0f,
                                stored ? static_cast<const void*>(dropped16) : a.probs, ps, stored, a.dctx.data, dcs,
                                false, 0.0f, a.dv.data, heads(z.Tk, a.dv.ld, z.Dh));
   dctx_kept.release();
@@ -115,9 +119,9 @@ void composed_attention_backward_bf16(Backend& be, const backend::AttentionBackw
   const KeptBf16 dprobs_kept(be, dprobs, n_scores);  // before its producer, as the probabilities
   be.attention_softmax_backward(dprobs, a.probs, z.B, z.H, z.Tq, z.Tk, a.scale);
   // dQ = dS K ; dK = dS^T Q
-  be.gemm_batched_bf16_operand(false, false, z.B, z.H, z.Tq, z.Dh, z.Tk, 1.0f, dprobs, ps, false, s.k, ks, true, 0.0f,
+  st.gemm_batched_bf16_operand(false, false, z.B, z.H, z.Tq, z.Dh, z.Tk, 1.0f, dprobs, ps, false, s.k, ks, true, 0.0f,
                                a.dq.data, heads(z.Tq, a.dq.ld, z.Dh));
-  be.gemm_batched_bf16_operand(true, false, z.B, z.H, z.Tk, z.Dh, z.Tq, 1.0f, dprobs, ps, false, s.q, qs, true, 0.0f,
+  st.gemm_batched_bf16_operand(true, false, z.B, z.H, z.Tk, z.Dh, z.Tq, 1.0f, dprobs, ps, false, s.q, qs, true, 0.0f,
                                a.dk.data, heads(z.Tk, a.dk.ld, z.Dh));
   dprobs_kept.release();
 }

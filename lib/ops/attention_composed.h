@@ -1,6 +1,6 @@
 // Attention composed from a backend's primitives (batched products, the softmax and dropout kernels), with
 // the semantics of Backend::attention_forward / attention_backward. ops/attention.cpp runs it where the
-// backend has no fused kernel in its current modes (Backend::has_fused_attention), and always when q, k, v
+// backend has no fused kernel in its current modes (Backend::fuses), and always when q, k, v
 // are stored in bf16; tests compare the fused kernels with it.
 #pragma once
 

@@ -49,8 +49,20 @@ void log_softmax_topk(const tensor::Tensor& values, const tensor::Tensor& indice
                       const tensor::Tensor& x) {
   const int64_t k = topk_width(values, indices, x), V = x.dim(x.shape().rank() - 1), rows = x.numel() / V;
   TT_CHECK(shift.numel() == rows && shift.dtype() == tensor::DType::f32);
-  x.backend().log_softmax_topk(values.f32(), indices.i32(), shift.f32(), x.f32(), rows, static_cast<int>(V),
-                               static_cast<int>(k));
+  backend::Backend& be = x.backend();
+  if (be.fuses(backend::Backend::Fused::log_softmax_topk))
+    be.log_softmax_topk(values.f32(), indices.i32(), shift.f32(), x.f32(), rows, static_cast<int>(V),
+                        static_cast<int>(k));
+  else
+    composed_log_softmax_topk(be, values.f32(), indices.i32(), shift.f32(), x.f32(), rows, static_cast<int>(V),
+                              static_cast<int>(k));
+}
+
+void composed_log_softmax_topk(backend::Backend& be, float* values, int32_t* indices, float* shift, float* x,
+                               int64_t rows, int V, int k) {
+  be.log_softmax(x, rows, V);
+  be.topk(values, indices, x, rows, V, k);
+  be.fill(shift, 0.0f, rows);
 }
 
 }  // namespace tt::ops

@@ -17,8 +17,11 @@ void attention_decode(const tensor::Tensor& ctx, const tensor::Tensor& probs, co
 void topk(const tensor::Tensor& values, const tensor::Tensor& indices, const tensor::Tensor& x);
 // The same over each row's log-softmax, from logits x [rows, V], fused: shift [rows] f32 receives each
 // row's max + log(sum exp(x - max)) (column c's log-probability is x[r, c] - shift[r]). x may be
-// overwritten (then with its log-softmax, shift 0: Backend::log_softmax_topk).
+// overwritten (with its log-softmax, shift 0, where the backend does not fuse this: composed below).
 void log_softmax_topk(const tensor::Tensor& values, const tensor::Tensor& indices, const tensor::Tensor& shift,
                       const tensor::Tensor& x);
+// log_softmax in place, then topk, shift 0: for a backend that does not fuse them (Backend::fuses).
+void composed_log_softmax_topk(backend::Backend& be, float* values, int32_t* indices, float* shift, float* x,
+                               int64_t rows, int V, int k);
 
 }  // namespace tt::ops

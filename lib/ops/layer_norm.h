@@ -15,9 +15,9 @@ void layer_norm_backward(const tensor::Tensor& dx, const tensor::Tensor& dgamma,
                          const tensor::Tensor& dy, const tensor::Tensor& x, const tensor::Tensor& mean,
                          const tensor::Tensor& rstd, const tensor::Tensor& gamma);
 
-// The end of a post-LN sub-layer, fused: sum = residual + dropout(x + bias) (bias may be undefined),
-// y = LayerNorm(sum), mean and rstd saved; sum may alias x. mask: room for the dropout flags (N * D
-// bytes; see dropout_mask_tensor), or undefined.
+// The end of a post-LN sub-layer: sum = residual + dropout(x + bias) (bias may be undefined),
+// y = LayerNorm(sum), mean and rstd saved; sum may alias x. One kernel where the backend fuses it, else
+// composed below. mask: room for the dropout flags (see dropout_flags_tensor), or undefined.
 void residual_layer_norm_forward(const tensor::Tensor& y, const tensor::Tensor& sum, const tensor::Tensor& mean,
                                  const tensor::Tensor& rstd, const tensor::Tensor& mask, const tensor::Tensor& x,
                                  const tensor::Tensor& bias,
@@ -30,7 +30,19 @@ void residual_layer_norm_backward(const tensor::Tensor& dres, const tensor::Tens
                                   const tensor::Tensor& sum, const tensor::Tensor& mean, const tensor::Tensor& rstd,
                                   const tensor::Tensor& mask, const tensor::Tensor& gamma, float p,
                                   backend::DropoutKey key);
-// A tensor of n bytes for dropout flags (an i32 tensor of ceil(n / 4) elements: the arena has no byte type).
-tensor::Tensor dropout_mask_tensor(tensor::Arena& arena, int64_t n);
+// Room for the dropout flags of n elements where `be` fuses the residual norm (n bytes), else undefined.
+tensor::Tensor dropout_flags_tensor(tensor::Arena& arena, backend::Backend& be, int64_t n);
+
+// The residual norm pair composed from add_bias, dropout_add_forward and layer_norm_forward (backward:
+// layer_norm_backward, dropout_backward, bias_backward), for a backend that does not fuse it; raw
+// arguments as Backend::residual_layer_norm_forward / backward take them, less the flags.
+void composed_residual_layer_norm_forward(backend::Backend& be, float* y, float* sum, float* mean, float* rstd,
+                                          const float* x, const float* bias, const float* residual,
+                                          const float* gamma, const float* beta, int64_t N, int D, float eps, float p,
+                                          backend::DropoutKey key);
+void composed_residual_layer_norm_backward(backend::Backend& be, float* dres, float* dx, float* dgamma, float* dbeta,
+                                           float* dbias, const float* dy, const float* sum, const float* mean,
+                                           const float* rstd, const float* gamma, int64_t N, int D, float p,
+                                           backend::DropoutKey key);
 
 }  // namespace tt::ops

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/backend.h"
+#include "backend/bf16_storage.h"
 #include "backend/bf16_fixture.h"
 #include "backend/kernel_fixture.h"
 #include "support/bf16.h"
@@ -44,6 +45,9 @@ class HeldStep {
   tensor::Tensor weights_;
 };
 
+// The backend's bf16 storage: a tt::InternalError outside a training step, as a layer would get.
+backend::Bf16Storage& storage(backend::Backend& be) { return backend::bf16_storage_of(be, "test"); }
+
 // F spans two mask pieces (1024) and is no multiple of the vector width.
 constexpr int N = 7, F = 1500, O = 5;
 
@@ -53,20 +57,20 @@ TEST_CASE("bf16 storage: on only inside a bf16 training step", "[backend][bf16]"
   auto fp32 = backend::make_backend("cpu", 2);
   {
     HeldStep step(*fp32);  // holding has no effect in fp32 precision
-    CHECK_FALSE(fp32->bf16_storage());
+    CHECK(fp32->bf16_storage() == nullptr);
   }
   auto be = tt::test::bf16_backend(2);
   if (!be) return;
-  CHECK_FALSE(be->bf16_storage());
+  CHECK(be->bf16_storage() == nullptr);
   {
     HeldStep step(*be);
-    CHECK(be->bf16_storage());
+    CHECK(be->bf16_storage() != nullptr);
   }
-  CHECK_FALSE(be->bf16_storage());
+  CHECK(be->bf16_storage() == nullptr);
   // A stored operand outside a step is a caller bug, refused rather than read as fp32.
   auto a = upload_bf16(*be, std::vector<uint16_t>(4, 0x3f80), {2, 2});
   auto c = upload(*be, std::vector<float>(4, 0.0f));
-  CHECK_THROWS_AS(be->gemm_bf16_operand(false, true, 2, 2, 2, 1.0f, a.bf16(), 2, true, c.f32(), 2, false, 0.0f,
+  CHECK_THROWS_AS(storage(*be).gemm_bf16_operand(false, true, 2, 2, 2, 1.0f, a.bf16(), 2, true, c.f32(), 2, false, 0.0f,
                                         c.f32(), 2),
                   InternalError);
 }
@@ -83,7 +87,7 @@ TEST_CASE("bf16 storage: round_to_bf16 rounds to nearest even, as the products r
   auto xs = upload(*be, x);
   const int64_t n = xs.numel();
   auto y16 = tensor::Tensor::empty(*be, {n}, tensor::DType::bf16);
-  auto round = [&] { be->round_to_bf16(y16.bf16(), xs.f32(), 1, 1, 1, n, backend::MatrixStrides{n, n, n}); };
+  auto round = [&] { storage(*be).round_to_bf16(y16.bf16(), xs.f32(), 1, 1, 1, n, backend::MatrixStrides{n, n, n}); };
   CHECK_THROWS_AS(round(), InternalError);  // no step
   HeldStep step(*be);
   round();
@@ -103,7 +107,7 @@ TEST_CASE("bf16 storage: round_to_bf16 packs [B, T, H, Dh] projections into dens
   const auto x = random_floats(static_cast<size_t>(B) * T * ld, 14);
   auto xs = upload(*be, x);
   auto y16 = tensor::Tensor::empty(*be, {B, H, T, Dh}, tensor::DType::bf16);
-  be->round_to_bf16(y16.bf16(), xs.f32() + D, B, H, T, Dh, backend::MatrixStrides{int64_t{T} * ld, Dh, ld});
+  storage(*be).round_to_bf16(y16.bf16(), xs.f32() + D, B, H, T, Dh, backend::MatrixStrides{int64_t{T} * ld, Dh, ld});
   std::vector<float> packed;
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h)
@@ -124,7 +128,7 @@ TEST_CASE("bf16 storage: bias + ReLU + dropout writes the rounding of its fp32 r
     auto y = upload(*be, std::vector<float>(x_host.size(), 0.0f));
     be->bias_relu_dropout_forward(y.f32(), x.f32(), bias.f32(), N, F, p, key);
     auto y16 = tensor::Tensor::empty(*be, {N, F}, tensor::DType::bf16);
-    be->bias_relu_dropout_forward_bf16(y16.bf16(), x.f32(), bias.f32(), N, F, p, key);
+    storage(*be).bias_relu_dropout_forward_bf16(y16.bf16(), x.f32(), bias.f32(), N, F, p, key);
     CHECK(y16.to_host_bf16() == bf16_bits(y.to_host_f32()));
     CHECK(x.to_host_f32() == x_host);
   }
@@ -141,7 +145,7 @@ TEST_CASE("bf16 storage: dropout writes the rounding of its fp32 result", "[back
     auto y = upload(*be, std::vector<float>(x_host.size(), 0.0f));
     be->dropout_forward(y.f32(), x.f32(), x.numel(), p, backend::DropoutKey{3, 4});
     auto y16 = tensor::Tensor::empty(*be, {x.numel()}, tensor::DType::bf16);
-    be->dropout_forward_bf16(y16.bf16(), x.f32(), x.numel(), p, backend::DropoutKey{3, 4});
+    storage(*be).dropout_forward_bf16(y16.bf16(), x.f32(), x.numel(), p, backend::DropoutKey{3, 4});
     CHECK(y16.to_host_bf16() == bf16_bits(y.to_host_f32()));
     CHECK(x.to_host_f32() == x_host);
   }
@@ -161,7 +165,7 @@ TEST_CASE("bf16 storage: relu_dropout_backward takes its mask from the bf16 outp
     auto y16 = upload_bf16(*be, bf16_bits(y.to_host_f32()), {N, F});
     auto expected = upload(*be, dy_host), actual = upload(*be, dy_host);
     be->relu_dropout_backward(expected.f32(), dy.f32(), y.f32(), y.numel(), p);
-    be->relu_dropout_backward_bf16(actual.f32(), dy.f32(), y16.bf16(), y.numel(), p);
+    storage(*be).relu_dropout_backward_bf16(actual.f32(), dy.f32(), y16.bf16(), y.numel(), p);
     CHECK(actual.to_host_f32() == expected.to_host_f32());
   }
 }
@@ -177,7 +181,7 @@ TEST_CASE("bf16 storage: a product with a bf16 operand gives the bits of one rou
   SECTION("A stored: y = h W^T (fc2 forward)") {
     auto expected = upload(*be, std::vector<float>(N * O, 0.0f)), actual = upload(*be, std::vector<float>(N * O, 0.0f));
     be->gemm(false, true, N, O, F, 1.0f, h.f32(), F, w.f32(), F, 0.0f, expected.f32(), O);
-    be->gemm_bf16_operand(false, true, N, O, F, 1.0f, h16.bf16(), F, true, w.f32(), F, false, 0.0f, actual.f32(), O);
+    storage(*be).gemm_bf16_operand(false, true, N, O, F, 1.0f, h16.bf16(), F, true, w.f32(), F, false, 0.0f, actual.f32(), O);
     CHECK(actual.to_host_f32() == expected.to_host_f32());
   }
   SECTION("B stored: dW += dy^T h (fc2's weight gradient)") {
@@ -185,12 +189,12 @@ TEST_CASE("bf16 storage: a product with a bf16 operand gives the bits of one rou
     auto dy = upload(*be, random_floats(static_cast<size_t>(N) * O, 12));
     auto expected = upload(*be, dw_host), actual = upload(*be, dw_host);
     be->gemm(true, false, O, F, N, 1.0f, dy.f32(), O, h.f32(), F, 1.0f, expected.f32(), F);
-    be->gemm_bf16_operand(true, false, O, F, N, 1.0f, dy.f32(), O, false, h16.bf16(), F, true, 1.0f, actual.f32(), F);
+    storage(*be).gemm_bf16_operand(true, false, O, F, N, 1.0f, dy.f32(), O, false, h16.bf16(), F, true, 1.0f, actual.f32(), F);
     CHECK(actual.to_host_f32() == expected.to_host_f32());
   }
   SECTION("a stored operand must be dense") {
     auto c = upload(*be, std::vector<float>(N * O, 0.0f));
-    CHECK_THROWS_AS(be->gemm_bf16_operand(false, true, N - 1, O, F - 1, 1.0f, h16.bf16(), F, true, w.f32(), F, false,
+    CHECK_THROWS_AS(storage(*be).gemm_bf16_operand(false, true, N - 1, O, F - 1, 1.0f, h16.bf16(), F, true, w.f32(), F, false,
                                           0.0f, c.f32(), O),
                     InternalError);
   }

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/kernel_fixture.h"
+#include "ops/decoding.h"
 #include "support/reference_decode_kernels.h"
 
 using namespace tt;
@@ -170,7 +171,7 @@ TEST_CASE("log_softmax_topk: the bits of log_softmax then topk, logits untouched
   }
 }
 
-TEST_CASE("log_softmax_topk's default (other backends): log_softmax in place, topk, shift 0", "[backend][decode]") {
+TEST_CASE("log_softmax_topk composed (other backends): log_softmax in place, topk, shift 0", "[backend][decode]") {
   const int rows = 3, V = 300, k = 4;
   const auto x = random_floats(size_t(rows) * V, 12, -4, 4);
   backend::cpu::CpuBackend be(1);
@@ -179,7 +180,7 @@ TEST_CASE("log_softmax_topk's default (other backends): log_softmax in place, to
   auto dv = upload(be, std::vector<float>(size_t(rows) * k)), di = upload(be, std::vector<int32_t>(size_t(rows) * k));
   auto fs = upload(be, std::vector<float>(rows)), ds = upload(be, std::vector<float>(rows, 9.0f));
   be.log_softmax_topk(fv.f32(), fi.i32(), fs.f32(), fused_x.f32(), rows, V, k);
-  be.backend::Backend::log_softmax_topk(dv.f32(), di.i32(), ds.f32(), default_x.f32(), rows, V, k);
+  ops::composed_log_softmax_topk(be, dv.f32(), di.i32(), ds.f32(), default_x.f32(), rows, V, k);
   CHECK(di.to_host_i32() == fi.to_host_i32());
   CHECK(dv.to_host_f32() == fv.to_host_f32());
   CHECK(ds.to_host_f32() == std::vector<float>(rows, 0.0f));

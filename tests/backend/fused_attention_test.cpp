@@ -73,7 +73,7 @@ Outputs run(backend::Backend& be, const Inputs& in, bool fused = true, bool keep
   b.dq = {dq.f32(), in.ldq}, b.dk = {dkv.f32(), in.ldk}, b.dv = {dkv.f32() + D, in.ldv}, b.dctx = {g.f32(), in.ldc};
   b.probs = probs.f32(), b.flags = keep_flags ? f.flags : nullptr, b.q = f.q, b.k = f.k, b.v = f.v;
   if (fused) {
-    REQUIRE(be.has_fused_attention());
+    REQUIRE(be.fuses(backend::Backend::Fused::attention));
     be.attention_forward(f);
     be.attention_backward(b);
   } else {
@@ -252,10 +252,10 @@ TEST_CASE("fused attention backward without the forward's dropout flags draws th
 TEST_CASE("ops::attention keeps one flag byte per weight where the backend fuses, the weights where it composes",
           "[backend][attention]") {
   backend::cpu::CpuBackend be(1);
-  CHECK(be.has_fused_attention());
+  CHECK(be.fuses(backend::Backend::Fused::attention));
   CHECK(ops::attention_dropout_dtype(be, false) == tensor::DType::u8);
   if (be.set_matmul_precision(backend::MatmulPrecision::bf16)) {  // bf16 products: the fused tiles are fp32
-    CHECK_FALSE(be.has_fused_attention());
+    CHECK_FALSE(be.fuses(backend::Backend::Fused::attention));
     CHECK(ops::attention_dropout_dtype(be, false) == tensor::DType::f32);
     CHECK(ops::attention_dropout_dtype(be, true) == tensor::DType::bf16);
   }

@@ -252,7 +252,7 @@ TEST_CASE("bf16 attention through kept operands gives the bits of unkept product
     f.z = {B, H, T, T, Dh};
     f.scale = 0.35f, f.causal = true, f.p = 0.25f, f.key = backend::DropoutKey{3, 9};
     f.ctx = {ctx.f32(), D}, f.probs = probs.f32(), f.q = {q, ld}, f.k = {q + D, ld}, f.v = {q + 2 * D, ld};
-    REQUIRE_FALSE(be->has_fused_attention());  // bf16 products: the composition runs
+    REQUIRE_FALSE(be->fuses(backend::Backend::Fused::attention));  // bf16 products: the composition runs
     ops::AttentionKept kept;  // q, k, v, w kept from forward to backward, as a training step does
     ops::composed_attention_forward(*be, f, dropped.f32(), &kept);
     float* dq = dqkv.f32();

@@ -5,6 +5,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/kernel_fixture.h"
+#include "ops/layer_norm.h"
 #include "support/reference_kernels.h"
 
 using namespace tt;
@@ -38,8 +39,10 @@ Result run(backend::Backend& be, const Case& c, const std::vector<float>& X, con
   auto y = upload(be, std::vector<float>(n)), mean = upload(be, std::vector<float>(c.N)),
        rstd = upload(be, std::vector<float>(c.N));
   auto dy = upload(be, DY), dx = upload(be, std::vector<float>(n));
-  auto mask = upload(be, std::vector<int32_t>((n + 3) / 4, -1));  // flags land here; garbage before
-  auto* mp = reinterpret_cast<uint8_t*>(mask.i32());
+  auto mask = tensor::Tensor::empty(be, tensor::Shape{n}, tensor::DType::u8);  // flags land here; garbage before
+  const std::vector<uint8_t> garbage(size_t(n), 0xAB);
+  be.copy_from_host(mask.u8(), garbage.data(), garbage.size());
+  uint8_t* mp = mask.u8();
   auto dg = upload(be, std::vector<float>(c.D, 0.5f)), db = upload(be, std::vector<float>(c.D, -0.25f)),
        dbias = upload(be, std::vector<float>(c.D, 1.0f));
   const float* bp = c.bias ? b.f32() : nullptr;
@@ -50,10 +53,10 @@ Result run(backend::Backend& be, const Case& c, const std::vector<float>& X, con
     be.residual_layer_norm_backward(dy.f32(), dx.f32(), dg.f32(), db.f32(), dbp, dy.f32(), x.f32(), mean.f32(),
                                     rstd.f32(), with_mask ? mp : nullptr, g.f32(), c.N, c.D, c.p, kKey);
   } else {
-    be.backend::Backend::residual_layer_norm_forward(y.f32(), x.f32(), mean.f32(), rstd.f32(), mp, x.f32(), bp, r.f32(),
-                                                     g.f32(), bt.f32(), c.N, c.D, kEps, c.p, kKey);
-    be.backend::Backend::residual_layer_norm_backward(dy.f32(), dx.f32(), dg.f32(), db.f32(), dbp, dy.f32(), x.f32(),
-                                                      mean.f32(), rstd.f32(), mp, g.f32(), c.N, c.D, c.p, kKey);
+    ops::composed_residual_layer_norm_forward(be, y.f32(), x.f32(), mean.f32(), rstd.f32(), x.f32(), bp, r.f32(),
+                                              g.f32(), bt.f32(), c.N, c.D, kEps, c.p, kKey);
+    ops::composed_residual_layer_norm_backward(be, dy.f32(), dx.f32(), dg.f32(), db.f32(), dbp, dy.f32(), x.f32(),
+                                               mean.f32(), rstd.f32(), g.f32(), c.N, c.D, c.p, kKey);
   }
   return Result{y.to_host_f32(),  x.to_host_f32(),  mean.to_host_f32(), rstd.to_host_f32(), dy.to_host_f32(),
                 dx.to_host_f32(), dg.to_host_f32(), db.to_host_f32(),   dbias.to_host_f32()};

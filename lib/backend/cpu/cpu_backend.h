@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/bf16_storage.h"
 #include "backend/cpu/kernels/kernel_table.h"
 
 namespace tt::backend::cpu {
@@ -23,7 +24,7 @@ namespace tt::backend::cpu {
 struct MatmulCache;  // oneDNN engine, stream, matmul primitives of every type, packed weights (matmul_cache.h)
 struct Bf16Gemm;     // bf16 conversion buffers, held weights (gemm_bf16.h)
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public Backend, public Bf16Storage {
  public:
   // isa: "auto" (the best this processor supports), "baseline", "avx2" or "avx512" (kernels/kernel_table.h).
   explicit CpuBackend(int threads, const std::string& isa = "auto");
@@ -51,6 +52,12 @@ class CpuBackend final : public Backend {
   // bf16 needs bf16 instructions (avx512_core_bf16 or AMX) in oneDNN's effective ISA (gemm_bf16.cpp).
   bool set_matmul_precision(MatmulPrecision p) override;
   MatmulPrecision matmul_precision() const override { return precision_; }
+  // Every fused kernel; attention at fp32 precision only: its tiles multiply in fp32, so in bf16 (training)
+  // the composition's bf16 products run instead, as the mode says; int8 and bf16 decoding keep the
+  // composition too, so their scores stay as they were.
+  bool fuses(Fused kernel) const override {
+    return kernel != Fused::attention || precision_ == MatmulPrecision::fp32;
+  }
   std::string matmul_isa() const override;
   // Taken in row-invariant mode at the weight's precision (packed_gemm.h), int8 only with VNNI.
   bool adopt_stored_weight(const float* slot, std::shared_ptr<const StoredWeight> w) override;
@@ -58,8 +65,8 @@ class CpuBackend final : public Backend {
   void release_bf16_weights() override;
   void keep_bf16_operand(const float* values, int64_t n) override;
   void forget_bf16_operand(const float* values) override;
-  // bf16 storage (backend.h): inside a bf16 training step (weights held).
-  bool bf16_storage() const override;
+  // bf16 storage (bf16_storage.h): itself, inside a bf16 training step (weights held).
+  Bf16Storage* bf16_storage() override;
   void round_to_bf16(uint16_t* y16, const float* x, int batch1, int batch2, int64_t rows, int64_t cols,
                      MatrixStrides s) override;  // counted in bf16_converted()
   void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F, float p,
@@ -150,10 +157,7 @@ class CpuBackend final : public Backend {
     kernels_->attention_softmax_backward(ctx_, grad, bf16_output_copy(grad, int64_t{B} * H * Tq * Tk), probs, B, H, Tq,
                                          Tk, scale);
   }
-  // Fused per head (kernels/fused_attention.cpp); row-invariant by construction. Offered at fp32 precision
-  // only: its tiles multiply in fp32, so in bf16 (training) the composition's bf16 products run instead,
-  // as the mode says; int8 and bf16 decoding keep the composition too, so their scores stay as they were.
-  bool has_fused_attention() const override { return precision_ == MatmulPrecision::fp32; }
+  // Attention fused per head (kernels/fused_attention.cpp); row-invariant by construction. See fuses().
   void attention_forward(const AttentionForwardArgs& a) override { kernels_->attention_forward(ctx_, a); }
   void attention_backward(const AttentionBackwardArgs& a) override { kernels_->attention_backward(ctx_, a); }
   void embedding_forward(float* y, const int32_t* ids, const float* table, const float* positions, float scale, int B, int T, int D, int position_offset) override {

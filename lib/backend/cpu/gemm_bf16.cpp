@@ -84,7 +84,7 @@ void CpuBackend::forget_bf16_operand(const float* values) {
   if (bf16_) bf16_->kept.forget(values);
 }
 
-bool CpuBackend::bf16_storage() const { return bf16_ && bf16_->weights; }
+Bf16Storage* CpuBackend::bf16_storage() { return bf16_ && bf16_->weights ? this : nullptr; }
 
 void CpuBackend::round_to_bf16(uint16_t* y16, const float* x, int batch1, int batch2, int64_t rows, int64_t cols,
                                MatrixStrides s) {
