@@ -1,11 +1,11 @@
 #include "ops/kept_bf16.h"
 
-#include <atomic>
-
 namespace tt::ops {
 namespace {
 
-std::atomic<int64_t> alive_tokens{0};
+// Per thread: a training step runs on one thread, from its first keep to its last release, and ranks may
+// be threads of one process (tests), each checking its own steps.
+thread_local int64_t alive_tokens = 0;
 
 }  // namespace
 
@@ -36,6 +36,6 @@ void KeptBf16::release() const noexcept {
   --alive_tokens;
 }
 
-int64_t KeptBf16::alive() { return alive_tokens.load(); }
+int64_t KeptBf16::alive() { return alive_tokens; }
 
 }  // namespace tt::ops

@@ -2,7 +2,7 @@
 // move-only token: a layer keeps what its backward reads again, holds the token in its saved state, and
 // releases it in backward once the last reader is done (or the token releases itself when destroyed).
 // Releasing early matters: the backend's copies live on a stack that backward unwinds. A token that
-// outlives its training step is a bug (debug builds check it when the step's bf16 weights are released).
+// outlives its training step is a bug (the trainer checks after every step that none is alive).
 // No effect outside a bf16 training step, on undefined tensors, or on bf16 tensors (their own copy).
 #pragma once
 
@@ -31,7 +31,7 @@ class KeptBf16 {
   void release() const noexcept;
   bool held() const { return be_ != nullptr; }
 
-  // Tokens alive in this process (debug check: none once a training step is over).
+  // Tokens alive on this thread (checked by the trainer: none once a training step is over).
   static int64_t alive();
 
  private:
