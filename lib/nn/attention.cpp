@@ -188,10 +188,11 @@ void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const
   }
 }
 
-void MultiHeadAttention::forward_step(const Tensor& out, const Tensor& x, const Tensor& k_cache,
-                                      const Tensor& v_cache, int64_t first_row, const Tensor& key_rows,
-                                      const Tensor& key_counts, tensor::Arena& arena, const Tensor& capture) const {
+void MultiHeadAttention::forward_step(const Tensor& out, const Tensor& x, const LayerCache& cache,
+                                      const StepKeys& keys, tensor::Arena& arena, const Tensor& capture) const {
   TT_CHECK(kind_ == Kind::self);
+  const Tensor &k_cache = cache.self_k, &v_cache = cache.self_v;
+  const int64_t first_row = keys.first_row;
   const int queries = static_cast<int>(x.dim(0));
   TT_CHECK(x.dim(1) == 1 && (first_row + queries) * D_ <= k_cache.numel());
   Tensor q = arena.allocate(Shape{queries, D_});
@@ -200,7 +201,7 @@ void MultiHeadAttention::forward_step(const Tensor& out, const Tensor& x, const 
   k_.forward(ops::view(k_cache, first_row * D_, Shape{queries, D_}), x);
   v_.forward(ops::view(v_cache, first_row * D_, Shape{queries, D_}), x);
   Tensor ctx = arena.allocate(Shape{queries, 1, D_});
-  ops::attention_decode(ctx, capture, q, k_cache, v_cache, key_rows, key_counts, H_);
+  ops::attention_decode(ctx, capture, q, k_cache, v_cache, keys.self_rows, keys.self_counts, H_);
   out_.forward(out, ctx);
 }
 
@@ -210,15 +211,14 @@ void MultiHeadAttention::project_memory(const Tensor& k, const Tensor& v, const 
   v_.forward(v, memory);
 }
 
-void MultiHeadAttention::forward_cross_step(const Tensor& out, const Tensor& x, const Tensor& k, const Tensor& v,
-                                            const Tensor& key_rows, const Tensor& key_counts, tensor::Arena& arena,
-                                            const Tensor& capture) const {
+void MultiHeadAttention::forward_cross_step(const Tensor& out, const Tensor& x, const LayerCache& cache,
+                                            const StepKeys& keys, tensor::Arena& arena, const Tensor& capture) const {
   TT_CHECK(kind_ == Kind::cross);
   const int rows = static_cast<int>(x.dim(0));
   Tensor q = arena.allocate(Shape{rows, D_});
   q_.forward(q, x);
   Tensor ctx = arena.allocate(Shape{rows, 1, D_});
-  ops::attention_decode(ctx, capture, q, k, v, key_rows, key_counts, H_);
+  ops::attention_decode(ctx, capture, q, cache.cross_k, cache.cross_v, keys.cross_rows, keys.cross_counts, H_);
   out_.forward(out, ctx);
 }
 

@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "nn/decode_state.h"
 #include "nn/linear.h"
 #include "nn/step_context.h"
 #include "ops/attention_composed.h"
@@ -59,19 +60,17 @@ class MultiHeadAttention {
 
   // ---- incremental decoding (inference, no dropout) ----
   // Self-attention for new positions of every row: x [queries, 1, D], time-major (the rows of the first new
-  // position, then of the next); writes query i's K, V to cache row first_row + i of the caches [rows, D]
-  // (nn/decode_state.h), then each query attends over the cache rows key_rows [queries, keys] (key_counts
-  // [queries]; ops::attention_decode).
-  void forward_step(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& k_cache,
-                    const tensor::Tensor& v_cache, int64_t first_row, const tensor::Tensor& key_rows,
-                    const tensor::Tensor& key_counts, tensor::Arena& arena, const tensor::Tensor& capture = {}) const;
+  // position, then of the next); writes query i's K, V to row keys.first_row + i of cache.self_k / self_v
+  // (nn/decode_state.h), then each query attends over the cache rows keys.self_rows [queries, keys]
+  // (keys.self_counts [queries]; ops::attention_decode).
+  void forward_step(const tensor::Tensor& out, const tensor::Tensor& x, const LayerCache& cache, const StepKeys& keys,
+                    tensor::Arena& arena, const tensor::Tensor& capture = {}) const;
   // Cross-attention: K and V of the encoder memory [B, S, D], computed once per sentence batch.
   void project_memory(const tensor::Tensor& k, const tensor::Tensor& v, const tensor::Tensor& memory) const;
-  // Cross-attention for one position: x [rows, 1, D]; k, v [B, S, D] addressed through key_rows [rows, S]
-  // (sentence * S + j) and key_counts [rows] (source lengths).
-  void forward_cross_step(const tensor::Tensor& out, const tensor::Tensor& x, const tensor::Tensor& k,
-                          const tensor::Tensor& v, const tensor::Tensor& key_rows, const tensor::Tensor& key_counts,
-                          tensor::Arena& arena, const tensor::Tensor& capture = {}) const;
+  // Cross-attention for the step's queries x [queries, 1, D]: cache.cross_k, cross_v [B, S, D] addressed
+  // through keys.cross_rows [queries, S] (sentence * S + j) and keys.cross_counts [queries] (source lengths).
+  void forward_cross_step(const tensor::Tensor& out, const tensor::Tensor& x, const LayerCache& cache,
+                          const StepKeys& keys, tensor::Arena& arena, const tensor::Tensor& capture = {}) const;
 
  private:
   int D_ = 0, H_ = 0;

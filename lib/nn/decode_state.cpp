@@ -28,6 +28,8 @@ StepKeys DecodeState::begin_step(int n, tensor::Arena& arena) {
     }
   }
   StepKeys keys;
+  keys.first_position = length_;
+  keys.positions = n;
   keys.first_row = slice_start_[static_cast<size_t>(length_)];
   keys.self_rows = n == 1 ? ops::view(self_rows_, 0, Shape{rows_, keys_n}) : arena.allocate(Shape{queries, keys_n}, i32);
   keys.self_counts = n == 1 ? ops::view(self_counts_, 0, Shape{rows_}) : arena.allocate(Shape{queries}, i32);

@@ -30,6 +30,8 @@ struct EncoderOutput {
 
 // Where a decoding step's queries find their keys (uploaded once per step, shared by every layer).
 struct StepKeys {
+  int first_position = 0;                   // the position of the step's first new token (the cache's length)
+  int positions = 1;                        // new positions per row in this step
   tensor::Tensor self_rows, self_counts;    // [rows, t + 1] cache rows (slice j's start + slot), [rows] = t + 1
   int64_t first_row = 0;                    // cache row of the step's first new key: its queries' K/V, in order
   tensor::Tensor cross_rows, cross_counts;  // [rows, S] memory rows (sentence * S + j), [rows] source lengths

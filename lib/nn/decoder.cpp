@@ -28,7 +28,8 @@ void Decoder::bind(const ParameterSet& params) {
 
 Tensor Decoder::forward(const Tensor& tgt_in, const Tensor& tgt_lengths, const Tensor& memory,
                         const Tensor& src_lengths, const Embeddings& embeddings, const StepContext& ctx, Saved* saved,
-                        const std::vector<Tensor>* capture_self, const std::vector<Tensor>* capture_cross) const {
+                        DecoderCaptures captures) const {
+  const std::vector<Tensor>*capture_self = captures.self, *capture_cross = captures.cross;
   const int64_t B = tgt_in.dim(0), T = tgt_in.dim(1), D = memory.dim(2);
   if (saved) saved->layers.resize(layers_.size());
   Tensor x = ctx.arena.allocate(tensor::Shape{B, T, D});
@@ -77,9 +78,10 @@ void Decoder::start(const std::vector<DecoderLayer::Cache>& caches, const Tensor
   for (size_t l = 0; l < layers_.size(); ++l) layers_[l].start(caches[l], memory);
 }
 
-Tensor Decoder::forward_step(const Tensor& tokens, const std::vector<DecoderLayer::Cache>& caches, int t, int n,
+Tensor Decoder::forward_step(const Tensor& tokens, const std::vector<DecoderLayer::Cache>& caches,
                              const StepKeys& keys, const Embeddings& embeddings, tensor::Arena& arena,
-                             const std::vector<Tensor>* capture_self, const std::vector<Tensor>* capture_cross) const {
+                             DecoderCaptures captures) const {
+  const int t = keys.first_position, n = keys.positions;
   const int64_t queries = tokens.dim(0), rows = queries / n, D = embeddings.table(Side::target).dim(1);
   const StepContext ctx{arena, false, 0, 0};
   Tensor x = arena.allocate(tensor::Shape{queries, 1, D});
@@ -88,7 +90,7 @@ Tensor Decoder::forward_step(const Tensor& tokens, const std::vector<DecoderLaye
                        ops::view(tokens, i * rows, tensor::Shape{rows, 1}), Side::target, t + i, ctx, nullptr);
   for (size_t l = 0; l < layers_.size(); ++l) {
     Tensor y = arena.allocate(x.shape());
-    layers_[l].forward_step(y, x, caches[l], keys, arena, pick(capture_self, l), pick(capture_cross, l));
+    layers_[l].forward_step(y, x, caches[l], keys, arena, pick(captures.self, l), pick(captures.cross, l));
     x = y;
   }
   if (pre_norm_) {

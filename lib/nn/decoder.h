@@ -11,6 +11,13 @@
 
 namespace tt::nn {
 
+// Where the decoder's attention weights go (nn::AttentionCapture's decoder half): per layer, self
+// [B, H, T, T] and cross [B, H, T, S] (null or shorter vectors: none for the rest).
+struct DecoderCaptures {
+  const std::vector<tensor::Tensor>* self = nullptr;
+  const std::vector<tensor::Tensor>* cross = nullptr;
+};
+
 class Decoder {
  public:
   struct Saved {
@@ -27,19 +34,18 @@ class Decoder {
 
   tensor::Tensor forward(const tensor::Tensor& tgt_in, const tensor::Tensor& tgt_lengths, const tensor::Tensor& memory,
                          const tensor::Tensor& src_lengths, const Embeddings& embeddings, const StepContext& ctx,
-                         Saved* saved, const std::vector<tensor::Tensor>* capture_self = nullptr,
-                         const std::vector<tensor::Tensor>* capture_cross = nullptr) const;
+                         Saved* saved, DecoderCaptures captures = {}) const;
   // dhidden clobbered; dmemory ACCUMULATED (zero it first).
   void backward(const tensor::Tensor& dhidden, const tensor::Tensor& dmemory, const Saved& saved,
                 const Embeddings& embeddings, tensor::Arena& arena, tensor::Arena& scratch) const;
 
   // Inference.
   void start(const std::vector<DecoderLayer::Cache>& caches, const tensor::Tensor& memory) const;
-  // tokens [n * rows, 1] i32 at positions t .. t + n - 1, time-major -> hidden [n * rows, 1, D].
-  tensor::Tensor forward_step(const tensor::Tensor& tokens, const std::vector<DecoderLayer::Cache>& caches, int t,
-                              int n, const StepKeys& keys, const Embeddings& embeddings, tensor::Arena& arena,
-                              const std::vector<tensor::Tensor>* capture_self = nullptr,
-                              const std::vector<tensor::Tensor>* capture_cross = nullptr) const;
+  // tokens [n * rows, 1] i32 at positions keys.first_position .. + n - 1 (n = keys.positions), time-major
+  // -> hidden [n * rows, 1, D].
+  tensor::Tensor forward_step(const tensor::Tensor& tokens, const std::vector<DecoderLayer::Cache>& caches,
+                              const StepKeys& keys, const Embeddings& embeddings, tensor::Arena& arena,
+                              DecoderCaptures captures = {}) const;
 
  private:
   bool pre_norm_ = false;

@@ -83,14 +83,12 @@ void DecoderLayer::forward_step(const Tensor& y, const Tensor& x, const Cache& c
   Tensor x1 = arena.allocate(x.shape());
   residual_forward(x1, x, self_attn_norm_, placement_, 0.0f, {}, arena, nullptr,
                    [&](const Tensor& out, const Tensor& in) {
-                     self_attn_.forward_step(out, in, cache.self_k, cache.self_v, keys.first_row, keys.self_rows,
-                                             keys.self_counts, arena, capture_self);
+                     self_attn_.forward_step(out, in, cache, keys, arena, capture_self);
                    });
   Tensor x2 = arena.allocate(x.shape());
   residual_forward(x2, x1, cross_attn_norm_, placement_, 0.0f, {}, arena, nullptr,
                    [&](const Tensor& out, const Tensor& in) {
-                     cross_attn_.forward_cross_step(out, in, cache.cross_k, cache.cross_v, keys.cross_rows,
-                                                    keys.cross_counts, arena, capture_cross);
+                     cross_attn_.forward_cross_step(out, in, cache, keys, arena, capture_cross);
                    });
   residual_forward(y, x2, ffn_norm_, placement_, 0.0f, {}, arena, nullptr, [&](const Tensor& out, const Tensor& in) {
     ffn_.forward(out, in, ctx, nullptr);

@@ -106,9 +106,9 @@ Tensor Transformer::decode_steps(DecodeState& st, const std::vector<int32_t>& to
   Tensor ids = ops::upload_ids(step_arena, tokens, Shape{queries, 1}, m.embeddings.vocab_size(Side::target),
                                "target");
   const StepKeys keys = st.begin_step(n, step_arena);
-  Tensor hidden = m.decoder.forward_step(ids, st.caches_, st.length_, n, keys, m.embeddings, step_arena,
-                                         capture ? &capture->decoder_self : nullptr,
-                                         capture ? &capture->decoder_cross : nullptr);
+  Tensor hidden = m.decoder.forward_step(
+      ids, st.caches_, keys, m.embeddings, step_arena,
+      capture ? DecoderCaptures{&capture->decoder_self, &capture->decoder_cross} : DecoderCaptures{});
   const Tensor& table = m.embeddings.table(Side::target);
   Tensor logits = step_arena.allocate(Shape{queries, table.dim(0)});
   output_projection_forward(logits, hidden, table, m.embeddings.output_bias());

@@ -50,9 +50,9 @@ static Tensor inference_logits(Transformer::Impl& m, const detail::DeviceBatch& 
   const StepContext ctx{arena, false, 0, 0, 0, &m.scratch};
   Tensor memory = m.encoder.forward(d.src, d.src_lengths, m.embeddings, ctx, nullptr,
                                     capture ? &capture->encoder : nullptr);
-  Tensor hidden = m.decoder.forward(d.tgt_in, d.tgt_lengths, memory, d.src_lengths, m.embeddings, ctx, nullptr,
-                                    capture ? &capture->decoder_self : nullptr,
-                                    capture ? &capture->decoder_cross : nullptr);
+  Tensor hidden = m.decoder.forward(
+      d.tgt_in, d.tgt_lengths, memory, d.src_lengths, m.embeddings, ctx, nullptr,
+      capture ? DecoderCaptures{&capture->decoder_self, &capture->decoder_cross} : DecoderCaptures{});
   const Tensor& table = m.embeddings.table(Side::target);
   Tensor logits = arena.allocate(Shape{batch.B, batch.T, table.dim(0)});
   output_projection_forward(logits.reshape(Shape{int64_t{batch.B} * batch.T, table.dim(0)}), hidden, table,
