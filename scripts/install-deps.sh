@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything tt needs to build, test and run its demo, from Debian's packages.
 # Idempotent: packages already present are left as they are.
-#   --test  also the test-only dependencies (headless Chromium for the tt-attnviz page test)
+#   --test  also the test-only dependencies (headless Chromium for the tt-attnviz page test, zsh and fish)
 set -euo pipefail
 
 packages=(
@@ -13,7 +13,7 @@ packages=(
   groff-base                 # tests/cli renders the man pages to check they never hyphenate a flag
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(chromium)
+  packages+=(chromium zsh fish)  # fish and zsh: tests/cli checks the completion files parse
 fi
 
 missing=()

@@ -231,15 +231,17 @@ int attnviz_main(int argc, char** argv) {
   tt::decode::TranslatorOptions& o = d.translator;
   o.split_long_lines = false;  // the maps of a line are drawn for one pass: a long line is truncated, with a warning
   tt::cli::CommonOptions common;
-  app.add_option("-m,--model", f.model, "Model directory")->required();
-  app.add_option("-i,--input", f.input, "Input file ('-': stdin)");
-  app.add_option("--target", f.target, "Force these translations (one per input line) instead of searching");
+  app.add_option("-m,--model", f.model, "Model directory")->type_name("DIR")->required();
+  app.add_option("-i,--input", f.input, "Input file ('-': stdin)")->type_name("FILE");
+  app.add_option("--target", f.target, "Force these translations (one per input line) instead of searching")
+      ->type_name("FILE");
   const std::string g = "Output";
   auto* format = app.add_option("--format", f.format, "json (default), bertviz or alignment")
                      ->check(CLI::IsMember({"json", "bertviz", "alignment"}))->group(g);
   app.add_option("--alignment", f.alignment, "With --format alignment: hard (i-j pairs) or soft")
       ->check(CLI::IsMember({"hard", "soft"}))->group(g);
   app.add_option("--html", f.html, "Write a self-contained HTML page (stdout gets nothing unless --format)")
+      ->type_name("FILE")
       ->group(g);
   app.add_option("--kind", f.kinds, "Attention kinds: enc, dec, cross (comma-separated; default all)")
       ->delimiter(',')->check(CLI::IsMember({"enc", "dec", "cross"}))->group(g);

@@ -142,8 +142,10 @@ int bleu_main(int argc, char** argv) {
                "Hypotheses are read from stdin (or -i FILE...); each REF file is one reference."};
   tt::cli::configure_app(app, "tt-bleu");
   Flags f;
-  app.add_option("refs", f.refs, "Reference file(s); several files give multiple references")->required();
-  app.add_option("-i,--input", f.inputs, "Hypothesis file(s) instead of stdin; several = several systems");
+  app.add_option("refs", f.refs, "Reference file(s); several files give multiple references")
+      ->type_name("FILE")->required();
+  app.add_option("-i,--input", f.inputs, "Hypothesis file(s) instead of stdin; several = several systems")
+      ->type_name("FILE");
   app.add_option("-m,--metrics", f.metrics, "Metrics: bleu chrf ter (default: bleu)")
       ->check(CLI::IsMember({"bleu", "chrf", "ter"}));
   app.add_option("--tokenize", f.tokenize, "BLEU tokenizer: 13a (default), intl, zh, char, none (also -tok)")
@@ -195,7 +197,7 @@ int bleu_main(int argc, char** argv) {
             const std::string l = lowercase(v);
             return l == "utf-8" || l == "utf8" || l == "utf_8" ? "" : "tt-bleu reads UTF-8 only, got '" + v + "'";
           },
-          "utf-8"));
+          "{utf-8}"));
   app.add_flag("-b,--score-only", f.score_only, "Print only the score(s)");
   app.add_option("-w,--width", f.width, "Decimals in scores (default 1)")->check(CLI::Range(0, 20));
   tt::cli::add_threads_option(app, f.common, "Scoring threads (0: all cores; results do not depend on it)");

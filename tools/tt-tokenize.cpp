@@ -159,7 +159,7 @@ int train(const tt::data::SpmTrainOptions& options, bool quiet) {
 }
 
 void add_filter_options(CLI::App* sub, FilterArgs& args) {
-  sub->add_option("-m,--model", args.model, "SentencePiece model (PREFIX.model)")->required();
+  sub->add_option("-m,--model", args.model, "SentencePiece model (PREFIX.model)")->type_name("FILE")->required();
   sub->add_option("--format", args.format, "Subword format: piece or id")
       ->check(CLI::IsMember({"piece", "id"}))
       ->capture_default_str();
@@ -172,8 +172,9 @@ void add_filter_options(CLI::App* sub, FilterArgs& args) {
 void add_train_options(CLI::App* sub, tt::data::SpmTrainOptions& o, bool& quiet) {
   // Existence is checked in train(): a missing file is exit 1 (a file problem), not a usage error.
   sub->add_option("-i,--input", o.inputs, "Training text, one sentence per line (several: joint vocabulary)")
+      ->type_name("FILE")
       ->required();
-  sub->add_option("-o,--model-prefix", o.model_prefix, "Output prefix")->required();
+  sub->add_option("-o,--model-prefix", o.model_prefix, "Output prefix")->type_name("PATH")->required();
   sub->add_option("--vocab-size", o.vocab_size, "Vocabulary size")->required();
   sub->add_option("--model-type", o.model_type, "unigram, bpe, char or word")
       ->check(CLI::IsMember({"unigram", "bpe", "char", "word"}))
@@ -231,7 +232,9 @@ int tokenize_main(int argc, char** argv) {
 
   std::string vocab_model;
   auto* vocab_cmd = app.add_subcommand("vocab", "List the vocabulary: id, piece, score");
-  vocab_cmd->add_option("-m,--model", vocab_model, "SentencePiece model (PREFIX.model)")->required();
+  vocab_cmd->add_option("-m,--model", vocab_model, "SentencePiece model (PREFIX.model)")
+      ->type_name("FILE")
+      ->required();
 
   // CLI11 would report a mistyped subcommand as "A subcommand is required"; name it instead.
   const std::string first = argc > 1 ? argv[1] : "-";

@@ -67,7 +67,8 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--preset", f.preset, "Architecture preset: base, big, small, tiny")
       ->check(CLI::IsMember({"base", "big", "small", "tiny"}))
       ->capture_default_str();
-  app.add_option("--config", f.config, "JSON model config (or a model's config.json); flags override it");
+  app.add_option("--config", f.config, "JSON model config (or a model's config.json); flags override it")
+      ->type_name("FILE");
   tt::cli::add_model_options(app, f.model);
   app.add_flag("--dry-run", f.dry_run, "Print the resolved config and parameter count as JSON; do not train");
 
@@ -75,7 +76,7 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--train", f.train,
                  "Training corpus: SRC TGT (raw text, line N of one translates line N of the other); repeat it "
                  "for several corpora")
-      ->type_size(2)->expected(1, 1 << 20)->group(d);
+      ->type_name("FILE")->type_size(2)->expected(1, 1 << 20)->group(d);
   app.add_option("--corpus-weights", rc.data.corpus_weights,
                  "One weight per --train corpus: each epoch draws its pairs in proportion (default: each pair once)")
       ->group(d);
@@ -85,10 +86,13 @@ void add_flags(CLI::App& app, Flags& f) {
       ->group(d);
   app.add_option("--spm-nbest", rc.data.spm_nbest, "With --spm-alpha: sample from the N best segmentations (-1: all)")
       ->group(d);
-  app.add_option("--valid", f.valid, "Validation corpus: SRC TGT")->expected(2)->group(d);
-  auto* spm = app.add_option("--spm", f.spm, "Joint SentencePiece model (source and target)")->group(d);
-  auto* src_spm = app.add_option("--src-spm", f.src_spm, "Source SentencePiece model (separate vocabularies)")->group(d);
-  auto* tgt_spm = app.add_option("--tgt-spm", f.tgt_spm, "Target SentencePiece model (separate vocabularies)")->group(d);
+  app.add_option("--valid", f.valid, "Validation corpus: SRC TGT")->type_name("FILE")->expected(2)->group(d);
+  auto* spm = app.add_option("--spm", f.spm, "Joint SentencePiece model (source and target)")
+      ->type_name("FILE")->group(d);
+  auto* src_spm = app.add_option("--src-spm", f.src_spm, "Source SentencePiece model (separate vocabularies)")
+      ->type_name("FILE")->group(d);
+  auto* tgt_spm = app.add_option("--tgt-spm", f.tgt_spm, "Target SentencePiece model (separate vocabularies)")
+      ->type_name("FILE")->group(d);
   spm->excludes(src_spm)->excludes(tgt_spm);
   app.add_option("--max-len", rc.data.filter.max_len, "Drop pairs with a side longer than N pieces")
       ->capture_default_str()->group(d);
@@ -134,8 +138,9 @@ void add_flags(CLI::App& app, Flags& f) {
       ->check(CLI::PositiveNumber)->capture_default_str()->group(st);
   app.add_option("--report-every", rc.run.report_every, "Steps per log record and plain progress line")
       ->check(CLI::PositiveNumber)->capture_default_str()->group(st);
-  app.add_option("--log", f.log, "JSON-lines log file (default: RUN/log.jsonl)")->group(st);
+  app.add_option("--log", f.log, "JSON-lines log file (default: RUN/log.jsonl)")->type_name("FILE")->group(st);
   auto* resume = app.add_option("--resume", f.resume, "Continue the run in this directory from its last checkpoint")
+                     ->type_name("DIR")
                      ->group(st);
 
   const char* s = "Synthetic training (smoke run, benchmark)";
@@ -146,8 +151,10 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--src-len", f.src_len, "Source tokens per sentence")->capture_default_str()->group(s);
   app.add_option("--tgt-len", f.tgt_len, "Target tokens per sentence")->capture_default_str()->group(s);
   app.add_option("--init", f.init, "Start from this model directory (config.json + model.safetensors)")
-      ->excludes("--config")->excludes("--preset")->group(s);
-  auto* output = app.add_option("-o,--output", f.output, "The run directory (corpus training) or model directory (synthetic)");
+      ->type_name("DIR")->excludes("--config")->excludes("--preset")->group(s);
+  auto* output = app.add_option("-o,--output", f.output,
+                                "The run directory (corpus training) or model directory (synthetic)")
+                      ->type_name("DIR");
   resume->excludes(output)->excludes("--init")->excludes("--synthetic-steps");
   app.add_option("--precision", f.precision, "Matrix products: fp32, or bf16 operands with fp32 accumulation "
                  "(needs AVX512-BF16 or AMX)")

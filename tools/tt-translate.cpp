@@ -66,8 +66,9 @@ int translate_main(int argc, char** argv) {
   tt::cli::DecodeOptions d;
   tt::decode::TranslatorOptions& o = d.translator;
   tt::cli::CommonOptions common;
-  app.add_option("-m,--model", f.models, "Model directory (several: an ensemble)")->required()->expected(1, -1);
-  app.add_option("-i,--input", f.input, "Input file ('-': stdin)");
+  app.add_option("-m,--model", f.models, "Model directory (several: an ensemble)")
+      ->type_name("DIR")->required()->expected(1, -1);
+  app.add_option("-i,--input", f.input, "Input file ('-': stdin)")->type_name("FILE");
   app.add_option("--input-format", f.input_format, "Input lines: text, pieces or ids")
       ->check(CLI::IsMember({"text", "pieces", "ids"}));
   app.add_option("--output-format", f.output_format, "Output lines: text, pieces or ids")
@@ -82,14 +83,14 @@ int translate_main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024))->group("Search");
   const std::string g = "Output";
   app.add_flag("--scores", f.scores, "Print the score of each line on stderr")->group(g);
-  app.add_option("--scores-file", f.scores_file, "Write the score of each line to FILE")->group(g);
+  app.add_option("--scores-file", f.scores_file, "Write the score of each line to FILE")->type_name("FILE")->group(g);
   app.add_option("--alignment", f.alignment, "Append ' ||| ' and alignments: hard or soft (Marian's formats)")
       ->check(CLI::IsMember({"none", "hard", "soft"}))->group(g);
   const std::string sc = "Scoring given translations";
   app.add_option("--score", f.score,
                  "Print the model's score of FILE's translations instead of searching: one target line per input "
                  "line ('LOG_PROB SCORE'), or a Moses n-best list (its lines with the score appended as a feature)")
-      ->type_name("FILE")->group(sc);
+                     ->type_name("FILE")->group(sc);
   app.add_flag("--token-scores", f.token_scores, "With --score: append ' ||| ' and each token's log-probability")
       ->group(sc);
   app.add_option("--score-feature", f.score_feature, "With --score on an n-best list: the feature's name")

@@ -1,15 +1,21 @@
-# fish completion for tt-convert
-set -l commands quantize export-ct2 import-marian
+# fish completion for tt-convert, written by tt-convert from its flag definitions: do not edit, run scripts/update-completions.sh
 complete -c tt-convert -f
-complete -c tt-convert -n "not __fish_seen_subcommand_from $commands" -a quantize -d 'Store the weights as int8 or bf16'
-complete -c tt-convert -n "not __fish_seen_subcommand_from $commands" -a export-ct2 -d 'Write a CTranslate2 model directory'
-complete -c tt-convert -n "not __fish_seen_subcommand_from $commands" -a import-marian -d 'Write a tt model directory from a MarianMTModel directory'
-complete -c tt-convert -n "not __fish_seen_subcommand_from $commands" -l version -d 'Print the version and exit'
-complete -c tt-convert -s h -l help -d 'Print help and exit'
-complete -c tt-convert -s q -l quiet -d 'Print nothing on stderr but errors'
-
-# quantize, export-ct2, import-marian
-complete -c tt-convert -n "__fish_seen_subcommand_from $commands" -a '(__fish_complete_directories)' -d 'Model directory (import-marian: MarianMTModel directory)'
-complete -c tt-convert -n "__fish_seen_subcommand_from $commands" -s o -l output -x -a '(__fish_complete_directories)' -d 'Output directory'
-complete -c tt-convert -n "__fish_seen_subcommand_from $commands" -l force -d 'Replace an existing output of the same kind'
-complete -c tt-convert -n "__fish_seen_subcommand_from quantize" -l type -x -a 'int8 bf16' -d 'Stored type'
+complete -c tt-convert -n '__fish_use_subcommand' -l help -s h -d 'Print this help message and exit'
+complete -c tt-convert -n '__fish_use_subcommand' -l version -d 'Print the version and exit'
+complete -c tt-convert -n '__fish_use_subcommand' -l quiet -s q -d 'Print nothing on stderr but errors'
+complete -c tt-convert -n '__fish_use_subcommand' -a quantize -d 'Store the weights of the products as int8 or bf16'
+complete -c tt-convert -n '__fish_use_subcommand' -a export-ct2 -d 'Write a CTranslate2 model directory'
+complete -c tt-convert -n '__fish_use_subcommand' -a import-marian -d 'Write a tt model directory from a Hugging Face MarianMTModel directory'
+complete -c tt-convert -n '__fish_seen_subcommand_from quantize' -l help -s h -d 'Print this help message and exit'
+complete -c tt-convert -n '__fish_seen_subcommand_from quantize' -l output -s o -r -F -d 'Write the quantized model directory here'
+complete -c tt-convert -n '__fish_seen_subcommand_from quantize' -l force -d 'Replace OUT if it exists'
+complete -c tt-convert -n '__fish_seen_subcommand_from quantize' -l type -x -a 'int8 bf16' -d 'int8'
+complete -c tt-convert -n '__fish_seen_subcommand_from quantize' -a '(__fish_complete_directories)'
+complete -c tt-convert -n '__fish_seen_subcommand_from export-ct2' -l help -s h -d 'Print this help message and exit'
+complete -c tt-convert -n '__fish_seen_subcommand_from export-ct2' -l output -s o -r -F -d 'Write the CTranslate2 model directory here'
+complete -c tt-convert -n '__fish_seen_subcommand_from export-ct2' -l force -d 'Replace OUT if it exists'
+complete -c tt-convert -n '__fish_seen_subcommand_from export-ct2' -a '(__fish_complete_directories)'
+complete -c tt-convert -n '__fish_seen_subcommand_from import-marian' -l help -s h -d 'Print this help message and exit'
+complete -c tt-convert -n '__fish_seen_subcommand_from import-marian' -l output -s o -r -F -d 'Write the tt model directory here'
+complete -c tt-convert -n '__fish_seen_subcommand_from import-marian' -l force -d 'Replace OUT if it exists'
+complete -c tt-convert -n '__fish_seen_subcommand_from import-marian' -a '(__fish_complete_directories)'

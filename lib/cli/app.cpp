@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "cli/completions.h"
+#include "util/error.h"
 #include "util/version.h"
 
 namespace tt::cli {
@@ -16,6 +18,15 @@ void configure_app(CLI::App& app, const std::string& tool) {
 }
 
 void parse(CLI::App& app, int argc, char** argv) {
+  // `TOOL --completions SHELL`: the tool's shell completions, from the definitions parsed below.
+  if (argc == 3 && std::string(argv[1]) == "--completions") {
+    try {
+      std::cout << completion_script(app, argv[2]);
+    } catch (const ConfigError& e) {
+      usage_error(app, e.what());
+    }
+    throw ExitRequest{0};
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

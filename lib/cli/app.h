@@ -18,7 +18,8 @@ std::string version_string(const std::string& tool);
 // An App with tt's conventions: --version, a footer pointing at the man page.
 void configure_app(CLI::App& app, const std::string& tool);
 
-// Parse argv. --help/--version print to stdout and end with 0; usage errors print
+// Parse argv. --help/--version print to stdout and end with 0, as does `--completions bash|zsh|fish` alone
+// (the tool's shell completions, cli/completions.h); usage errors print
 // "tool: error: ..." plus a hint to stderr and end with 2 (CLI11 alone would return 100+).
 void parse(CLI::App& app, int argc, char** argv);
 

@@ -13,7 +13,7 @@ CLI::Option* add_device_option(CLI::App& app, CommonOptions& o) {
             static const std::regex ok("cpu|auto|cuda(:[0-9]+)?");
             return std::regex_match(v, ok) ? "" : "expected cpu, cuda, cuda:N or auto, got '" + v + "'";
           },
-          "DEVICE"))
+          "{auto,cpu,cuda}"))  // what the completions offer; cuda:N is accepted too
       ->capture_default_str();
 }
 

@@ -73,11 +73,11 @@ void add_search_options(CLI::App& app, DecodeOptions& o, const std::string& grou
 void add_target_options(CLI::App& app, DecodeOptions& o, const std::string& group) {
   app.add_option("--target-prefix", o.target_prefix,
                  "FILE of one prefix per input line (raw text; empty: none) each translation starts with, fed to "
-                 "the decoder in one pass")
+                 "the decoder in one pass")->type_name("FILE")
       ->group(group);
   app.add_option("--constraints", o.constraints,
                  "FILE of one line per input line: tab-separated target phrases (raw text; empty: none) that must "
-                 "all appear in the translation (terminology; dynamic beam allocation)")
+                 "all appear in the translation (terminology; dynamic beam allocation)")->type_name("FILE")
       ->group(group);
 }
 

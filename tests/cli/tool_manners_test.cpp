@@ -256,3 +256,82 @@ TEST_CASE("man 7 tt lists exactly the tools that exist as man-page references", 
     CHECK(claimed.count(t) == 1);
   }
 }
+
+TEST_CASE("completions/ holds what each tool writes from its flag definitions (--completions)", "[cli]") {
+  const std::string root = TT_SOURCE_DIR;
+  for (const auto& name : tool_names()) {
+    const std::pair<const char*, std::string> files[] = {{"bash", root + "/completions/bash/" + name},
+                                                         {"zsh", root + "/completions/zsh/_" + name},
+                                                         {"fish", root + "/completions/fish/" + name + ".fish"}};
+    for (const auto& [shell, path] : files) {
+      INFO(path << " differs from `" << name << " --completions " << shell
+                << "`: run scripts/update-completions.sh after changing a flag");
+      const auto generated = run_command(tool(name) + " --completions " + shell);
+      CHECK(generated.status == 0);
+      CHECK(generated.out == tt::test::read_file(path));
+    }
+  }
+  const auto bad = run_command(tool("tt-bleu") + " --completions tcsh");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("expected bash, zsh or fish") != std::string::npos);
+}
+
+namespace {
+
+// What bash offers for the words of `line` (the last one being completed), from completions/bash/TOOL,
+// run in `dir`.
+std::vector<std::string> bash_offers(const std::string& tool_name, const std::vector<std::string>& words,
+                                     const std::string& dir) {
+  std::string array;
+  for (const auto& w : words) array += " " + tt::test::quoted(w);
+  std::string fn = "_" + tool_name;
+  std::replace(fn.begin(), fn.end(), '-', '_');
+  const std::string script = "cd " + tt::test::quoted(dir) + " && source " +
+                             tt::test::quoted(std::string(TT_SOURCE_DIR) + "/completions/bash/" + tool_name) +
+                             " && COMP_WORDS=(" + array + ") && COMP_CWORD=" + std::to_string(words.size() - 1) +
+                             " && " + fn + " && printf '%s\\n' \"${COMPREPLY[@]}\"\n";
+  tt::test::TmpDir scripts;
+  const auto r = run_command("bash " + tt::test::quoted(scripts.write("complete.sh", script)));
+  REQUIRE(r.status == 0);
+  std::vector<std::string> out;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(line);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bash completion offers a flag's choices, directories or files, and subcommands", "[cli]") {
+  tt::test::TmpDir dir;
+  std::filesystem::create_directory(dir.file("model-dir"));
+  dir.write("input.txt", "x\n");
+  using V = std::vector<std::string>;
+  CHECK(bash_offers("tt-translate", {"tt-translate", "--compute-type", ""}, dir.path()) == V{"bf16", "float32", "int8"});
+  CHECK(bash_offers("tt-translate", {"tt-translate", "-m", ""}, dir.path()) == V{"model-dir"});
+  CHECK(bash_offers("tt-translate", {"tt-translate", "--input", ""}, dir.path()) == V{"input.txt", "model-dir"});
+  CHECK(bash_offers("tt-translate", {"tt-translate", "--beam", ""}, dir.path()).empty());  // a number
+  CHECK(bash_offers("tt-translate", {"tt-translate", "--comp"}, dir.path()) == V{"--compute-type"});
+  CHECK(bash_offers("tt-tokenize", {"tt-tokenize", "en"}, dir.path()) == V{"encode"});
+  CHECK(bash_offers("tt-tokenize", {"tt-tokenize", "train", "--model-type", "b"}, dir.path()) == V{"bpe"});
+  CHECK(bash_offers("tt-tokenize", {"tt-tokenize", "encode", "--form"}, dir.path()) == V{"--format"});
+  CHECK(bash_offers("tt-bleu", {"tt-bleu", "inp"}, dir.path()) == V{"input.txt"});  // the references
+}
+
+TEST_CASE("zsh and fish parse every completion file", "[cli]") {
+  const std::string root = TT_SOURCE_DIR;
+  for (const char* shell : {"zsh", "fish"}) {
+    INFO(shell << " is needed to check the completions: scripts/install-deps.sh --test installs it");
+    REQUIRE(run_command(std::string("command -v ") + shell).status == 0);
+  }
+  for (const auto& name : tool_names()) {
+    for (const std::string& file : {root + "/completions/zsh/_" + name, root + "/completions/fish/" + name + ".fish"}) {
+      INFO(file);
+      const bool zsh = file.find("/zsh/") != std::string::npos;
+      const auto r = run_command(std::string(zsh ? "zsh" : "fish") + " -n " + tt::test::quoted(file));
+      CHECK(r.status == 0);
+      CHECK(r.err.empty());
+    }
+  }
+}
