@@ -5,30 +5,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <sstream>
 #include <vector>
 
 #include "backend/backend.h"
+#include "support/random_inputs.h"
 #include "tensor/tensor.h"
 
 namespace tt::test {
-
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
-
-inline std::vector<int32_t> random_ids(size_t n, uint32_t seed, int32_t lo, int32_t hi_exclusive) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int32_t> dist(lo, hi_exclusive - 1);
-  std::vector<int32_t> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
 
 inline tensor::Tensor upload(backend::Backend& be, const std::vector<float>& v) {
   return tensor::Tensor::from_host(be, tensor::Shape{static_cast<int64_t>(v.size())}, v);

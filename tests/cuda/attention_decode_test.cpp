@@ -39,8 +39,8 @@ DecodeInputs make_inputs(const DecodeCase& c) {
   in.v = random_floats(size_t(c.cache_rows) * in.ld, c.seed + 2);
   // Any cache row may serve any query row (beam hypotheses share prefixes); unused slots hold garbage ids
   // the kernel must not read.
-  in.key_rows = random_ids(size_t(c.rows) * c.max_keys, c.seed + 3, 0, c.cache_rows - 1);
-  in.key_counts = random_ids(size_t(c.rows), c.seed + 4, 1, c.max_keys);
+  in.key_rows = random_ids(size_t(c.rows) * c.max_keys, c.seed + 3, 0, c.cache_rows);
+  in.key_counts = random_ids(size_t(c.rows), c.seed + 4, 1, c.max_keys + 1);
   in.key_counts[0] = c.max_keys;
   if (c.rows > 1) in.key_counts[1] = 1;
   for (int r = 0; r < c.rows; ++r)

@@ -9,13 +9,13 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda_factory.h"
+#include "support/random_inputs.h"
 #include "tensor/buffer.h"
 
 namespace tt::test {
@@ -27,23 +27,6 @@ inline std::unique_ptr<backend::Backend> require_cuda() {
 }
 
 inline std::unique_ptr<backend::Backend> cpu_reference() { return backend::make_backend("cpu", 2); }
-
-// Uniform values in [lo, hi) from a fixed seed (tests never depend on time).
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
-
-inline std::vector<int32_t> random_ids(size_t n, uint32_t seed, int32_t lo, int32_t hi_inclusive) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int32_t> dist(lo, hi_inclusive);
-  std::vector<int32_t> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
 
 // A device copy of a host vector, freed with the test (tensor::Buffer is RAII over Backend::allocate).
 template <typename T>

@@ -16,7 +16,7 @@ TEST_CASE("cuda attention_decode agrees with the CPU backend", "[cuda][decode]")
   auto cpu = cpu_reference();
   const int rows = 96, H = 8, Dh = 64, max_keys = 70, N = 400, D = H * Dh;
   const auto q = random_floats(size_t(rows) * D, 1), k = random_floats(size_t(N) * D, 2), v = random_floats(size_t(N) * D, 3);
-  const auto key_rows = random_ids(size_t(rows) * max_keys, 4, 0, N - 1);
+  const auto key_rows = random_ids(size_t(rows) * max_keys, 4, 0, N);
   std::vector<int32_t> counts(rows);
   for (int r = 0; r < rows; ++r) counts[size_t(r)] = 1 + (r * 37) % max_keys;
   std::vector<float> cpu_ctx(size_t(rows) * D), cpu_probs(size_t(rows) * H * max_keys);

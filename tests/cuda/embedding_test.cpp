@@ -16,7 +16,7 @@ TEST_CASE("cuda embedding forward and backward", "[cuda]") {
   const int V = 11, D = 37, B = 3, T = 5, P = 20, offset = 4;
   const float scale = std::sqrt(float(D));
   std::vector<float> table = random_floats(size_t(V) * D, 1), positions = random_floats(size_t(P) * D, 2);
-  std::vector<int32_t> ids = random_ids(size_t(B) * T, 3, 0, V - 1);
+  std::vector<int32_t> ids = random_ids(size_t(B) * T, 3, 0, V);
   ids[0] = ids[1] = ids[7] = 4;  // duplicates
   DeviceVector<float> dtable(*gpu, table), dpositions(*gpu, positions);
   DeviceVector<int32_t> dids(*gpu, ids);

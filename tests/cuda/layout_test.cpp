@@ -13,7 +13,7 @@ TEST_CASE("cuda gather_rows", "[cuda]") {
   auto cpu = cpu_reference();
   const int64_t rows = 10, D = 37, N = 13;
   std::vector<float> src = random_floats(size_t(rows * D), 1), dst(size_t(N * D));
-  std::vector<int32_t> index = random_ids(size_t(N), 2, 0, int32_t(rows - 1));
+  std::vector<int32_t> index = random_ids(size_t(N), 2, 0, int32_t(rows));
   index[0] = index[1] = 9;
   DeviceVector<float> dsrc(*gpu, src), ddst(*gpu, dst);
   DeviceVector<int32_t> dindex(*gpu, index);
