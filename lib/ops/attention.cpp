@@ -66,6 +66,26 @@ bool check_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv, 
 backend::HeadsIn in(const HeadRows& x) { return {x.t.f32(), x.ld}; }
 backend::HeadsOut out(const HeadRows& x) { return {x.t.f32(), x.ld}; }
 
+// The arguments both forwards (and both backwards) fill alike; q, k, v are the caller's.
+backend::AttentionForwardArgs forward_args(const HeadRows& ctx, const tensor::Tensor& probs,
+                                           const tensor::Tensor& key_lengths, AttentionSizes z, float scale,
+                                           bool causal, float p, backend::DropoutKey key) {
+  backend::AttentionForwardArgs a;
+  a.z = z, a.scale = scale, a.causal = causal, a.p = p, a.key = key;
+  a.ctx = out(ctx), a.probs = probs.f32();
+  a.key_lengths = key_lengths.defined() ? key_lengths.i32() : nullptr;
+  return a;
+}
+
+backend::AttentionBackwardArgs backward_args(const HeadRows& dq, const HeadRows& dk, const HeadRows& dv,
+                                             const HeadRows& dctx, const tensor::Tensor& probs, AttentionSizes z,
+                                             float scale, float p, backend::DropoutKey key) {
+  backend::AttentionBackwardArgs a;
+  a.z = z, a.scale = scale, a.p = p, a.key = key;
+  a.dq = out(dq), a.dk = out(dk), a.dv = out(dv), a.dctx = in(dctx), a.probs = probs.f32();
+  return a;
+}
+
 }  // namespace
 
 tensor::DType attention_dropout_dtype(const Backend& be, bool bf16_stored) {
@@ -90,10 +110,7 @@ void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, co
   check_heads16(q16, z.B, z.Tq, z, "q");
   check_heads16(k16, z.B, z.Tk, z, "k");
   check_heads16(v16, z.B, z.Tk, z, "v");
-  backend::AttentionForwardArgs a;
-  a.z = z, a.scale = scale, a.causal = causal, a.p = p, a.key = key;
-  a.ctx = out(ctx), a.probs = probs.f32();
-  a.key_lengths = key_lengths.defined() ? key_lengths.i32() : nullptr;
+  const backend::AttentionForwardArgs a = forward_args(ctx, probs, key_lengths, z, scale, causal, p, key);
   composed_attention_forward_bf16(probs.backend(), a, StoredHeads{q16.bf16(), k16.bf16(), v16.bf16()},
                                   p > 0 ? dropped.bf16() : nullptr, kept);
 }
@@ -107,9 +124,7 @@ void attention_backward_bf16(const HeadRows& dq, const HeadRows& dk, const HeadR
   check_heads16(q16, z.B, z.Tq, z, "q");
   check_heads16(k16, z.B, z.Tk, z, "k");
   check_heads16(v16, z.B, z.Tk, z, "v");
-  backend::AttentionBackwardArgs a;
-  a.z = z, a.scale = scale, a.p = p, a.key = key;
-  a.dq = out(dq), a.dk = out(dk), a.dv = out(dv), a.dctx = in(dctx), a.probs = probs.f32();
+  const backend::AttentionBackwardArgs a = backward_args(dq, dk, dv, dctx, probs, z, scale, p, key);
   composed_attention_backward_bf16(probs.backend(), a, StoredHeads{q16.bf16(), k16.bf16(), v16.bf16()}, dprobs.f32(),
                                    p > 0 ? dropped.bf16() : nullptr, kept);
 }
@@ -122,10 +137,8 @@ void attention_forward(const HeadRows& ctx, const tensor::Tensor& probs, const t
   check_rows(q, z.B, z.Tq, z, "q");
   check_rows(k, z.B, z.Tk, z, "k");
   check_rows(v, z.B, z.Tk, z, "v");
-  backend::AttentionForwardArgs a;
-  a.z = z, a.scale = scale, a.causal = causal, a.p = p, a.key = key;
-  a.ctx = out(ctx), a.probs = probs.f32(), a.q = in(q), a.k = in(k), a.v = in(v);
-  a.key_lengths = key_lengths.defined() ? key_lengths.i32() : nullptr;
+  backend::AttentionForwardArgs a = forward_args(ctx, probs, key_lengths, z, scale, causal, p, key);
+  a.q = in(q), a.k = in(k), a.v = in(v);
   Backend& be = probs.backend();
   if (be.fuses(backend::Backend::Fused::attention)) {
     a.flags = p > 0 ? dropped.u8() : nullptr;
@@ -143,9 +156,7 @@ void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& 
   check_rows(q, z.B, z.Tq, z, "q");
   check_rows(k, z.B, z.Tk, z, "k");
   check_rows(v, z.B, z.Tk, z, "v");
-  backend::AttentionBackwardArgs a;
-  a.z = z, a.scale = scale, a.p = p, a.key = key;
-  a.dq = out(dq), a.dk = out(dk), a.dv = out(dv), a.dctx = in(dctx), a.probs = probs.f32();
+  backend::AttentionBackwardArgs a = backward_args(dq, dk, dv, dctx, probs, z, scale, p, key);
   a.q = in(q), a.k = in(k), a.v = in(v);
   Backend& be = probs.backend();
   if (be.fuses(backend::Backend::Fused::attention)) {
