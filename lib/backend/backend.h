@@ -147,10 +147,10 @@ class Backend {
   // step): after keep, a bf16 product operand lying inside values[0, n) is converted at its first use and
   // read from that copy by later products, until forget(values) has been called as often as keep. The
   // caller promises the values do not change meanwhile: a layer keeps what it saves for its backward
-  // (a Linear's input, attention's q, k, v) and forgets it there, through ops::KeptBf16, which pairs them. A range kept before the kernel that
-  // produces it may get its copy from that kernel, fused (the CPU backend's elementwise kernels do: the
-  // FFN hidden layer and its gradient, LayerNorm outputs, attention weights and their gradient, the
-  // loss gradient).
+  // (a Linear's input, attention's q, k, v) and forgets it there, through ops::KeptBf16, which pairs them.
+  // A range kept before the kernel that produces it may get its copy from that kernel, fused (the CPU
+  // backend's elementwise kernels do: the FFN hidden layer and its gradient, LayerNorm outputs, attention
+  // weights and their gradient, the loss gradient).
   virtual void keep_bf16_operand(const float* /*values*/, int64_t /*n*/) {}
   virtual void forget_bf16_operand(const float* /*values*/) {}
 
