@@ -141,11 +141,9 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   if (saved) ctx_kept = ops::KeptBf16(context);
   if (fused) out_.forward_without_bias(out, context);
   else out_.forward(out, context);
-  if (saved) {
-    *saved = Saved{x, memory, qkv, kv, probs, dropped, context, key_lengths, key, p, B, Tq, Tk, causal, q16, k16, v16};
-    saved->x_kept = std::move(x_kept), saved->memory_kept = std::move(memory_kept);
-    saved->ctx_kept = std::move(ctx_kept), saved->kept = std::move(kept);
-  }
+  if (saved)
+    *saved = Saved{x, memory, qkv, kv, probs, dropped, context, key_lengths, key, p, B, Tq, Tk, causal, q16, k16,
+                   v16, std::move(x_kept), std::move(memory_kept), std::move(ctx_kept), std::move(kept)};
 }
 
 void MultiHeadAttention::backward(const Tensor& dx, const Tensor& dmemory, const Tensor& dout, const Saved& s,

@@ -29,7 +29,6 @@ void Decoder::bind(const ParameterSet& params) {
 Tensor Decoder::forward(const Tensor& tgt_in, const Tensor& tgt_lengths, const Tensor& memory,
                         const Tensor& src_lengths, const Embeddings& embeddings, const StepContext& ctx, Saved* saved,
                         DecoderCaptures captures) const {
-  const std::vector<Tensor>*capture_self = captures.self, *capture_cross = captures.cross;
   const int64_t B = tgt_in.dim(0), T = tgt_in.dim(1), D = memory.dim(2);
   if (saved) saved->layers.resize(layers_.size());
   Tensor x = ctx.arena.allocate(tensor::Shape{B, T, D});
@@ -40,11 +39,11 @@ Tensor Decoder::forward(const Tensor& tgt_in, const Tensor& tgt_lengths, const T
     if (scratch) {
       tensor::ArenaScope scope(*ctx.layer_scratch);
       const StepContext layer_ctx{*ctx.layer_scratch, ctx.dropout, ctx.seed, ctx.step, ctx.batch};
-      layers_[l].forward(y, x, tgt_lengths, memory, src_lengths, layer_ctx, nullptr, pick(capture_self, l),
-                         pick(capture_cross, l));
+      layers_[l].forward(y, x, tgt_lengths, memory, src_lengths, layer_ctx, nullptr, pick(captures.self, l),
+                         pick(captures.cross, l));
     } else {
       layers_[l].forward(y, x, tgt_lengths, memory, src_lengths, ctx, saved ? &saved->layers[l] : nullptr,
-                         pick(capture_self, l), pick(capture_cross, l));
+                         pick(captures.self, l), pick(captures.cross, l));
     }
     x = y;
   }

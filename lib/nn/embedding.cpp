@@ -53,10 +53,7 @@ void Embeddings::forward(const tensor::Tensor& y, const tensor::Tensor& ids, Sid
   const float p = ctx.rate(dropout_);
   const backend::DropoutKey key = ctx.key(side == Side::source ? 1 : 2);
   if (p > 0) ops::dropout_forward(y, y, p, key);
-  if (saved) {
-    *saved = Saved{ids, key, p, y};
-    saved->output_kept = std::move(kept);
-  }
+  if (saved) *saved = Saved{ids, key, p, y, std::move(kept)};
 }
 
 void Embeddings::backward(const tensor::Tensor& dy, const Saved& saved, Side side) const {

@@ -55,10 +55,7 @@ void FeedForward::forward(const tensor::Tensor& y, const tensor::Tensor& x, cons
   ops::bias_relu_dropout_forward(hidden, pre, fc1_.bias(), p, ctx.key(site_));
   if (fused) fc2_.forward_without_bias(y, hidden);
   else fc2_.forward(y, hidden);
-  if (saved) {
-    *saved = Saved{x, hidden, p};
-    saved->x_kept = std::move(x_kept), saved->hidden_kept = std::move(hidden_kept);
-  }
+  if (saved) *saved = Saved{x, hidden, p, std::move(x_kept), std::move(hidden_kept)};
 }
 
 void FeedForward::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const Saved& saved,
