@@ -20,7 +20,7 @@ struct Flag {
 };
 
 struct Command {
-  std::string name, description;  // the tool itself: name of the tool
+  std::string name, description;  // a subcommand's, or the tool's for its top level
   std::vector<Flag> flags;
   bool positionals = false;  // words that are not options
   Values positional_values = Values::none;
@@ -76,6 +76,12 @@ std::vector<Command> subcommands_of(const CLI::App& app) {
   return out;
 }
 
+std::vector<std::string> names_of(const std::vector<Command>& commands) {
+  std::vector<std::string> names;
+  for (const auto& c : commands) names.push_back(c.name);
+  return names;
+}
+
 std::string function_name(const std::string& tool) {
   std::string f = "_" + tool;
   std::replace(f.begin(), f.end(), '-', '_');
@@ -121,9 +127,7 @@ std::string bash(const std::string& tool, const Command& top, const std::vector<
   std::vector<const Command*> all{&top};
   for (const auto& c : subs) all.push_back(&c);
   if (!subs.empty()) {
-    std::vector<std::string> names;
-    for (const auto& c : subs) names.push_back(c.name);
-    s << "  for ((i = 1; i < COMP_CWORD; i++)); do\n    case ${COMP_WORDS[i]} in\n      " << join(names, " | ")
+    s << "  for ((i = 1; i < COMP_CWORD; i++)); do\n    case ${COMP_WORDS[i]} in\n      " << join(names_of(subs), " | ")
       << ") cmd=${COMP_WORDS[i]}; break ;;\n    esac\n  done\n";
   }
   // A flag's value: what it completes to; flags that complete alike share one arm.
@@ -134,7 +138,8 @@ std::string bash(const std::string& tool, const Command& top, const std::vector<
       const std::string action = bash_values(f.values, f.choices);
       auto arm = std::find_if(arms.begin(), arms.end(), [&](const auto& a) { return a.first == action; });
       if (arm == arms.end()) arm = arms.insert(arms.end(), {action, {}});
-      for (const auto& n : dashed(f)) arm->second.push_back("\"" + (c == &top ? std::string() : c->name) + " " + n + "\"");
+      const std::string command = c == &top ? std::string() : c->name;
+      for (const auto& n : dashed(f)) arm->second.push_back("\"" + command + " " + n + "\"");
     }
   }
   s << "  case \"$cmd $prev\" in\n";
@@ -153,9 +158,8 @@ std::string bash(const std::string& tool, const Command& top, const std::vector<
     w << indent << "if [[ $cur == -* ]]; then\n"
       << indent << "  COMPREPLY=($(compgen -W \"" << options_of(c) << "\" -- \"$cur\"))\n";
     if (&c == &top && !subs.empty()) {
-      std::vector<std::string> names;
-      for (const auto& sc : subs) names.push_back(sc.name);
-      w << indent << "else\n" << indent << "  COMPREPLY=($(compgen -W \"" << join(names, " ") << "\" -- \"$cur\"))\n";
+      w << indent << "else\n"
+        << indent << "  COMPREPLY=($(compgen -W \"" << join(names_of(subs), " ") << "\" -- \"$cur\"))\n";
     } else if (c.positionals) {
       w << indent << "else\n" << indent << "  " << bash_values(c.positional_values, {}) << "\n";
     }
@@ -246,8 +250,6 @@ std::string fish_text(const std::string& text) {
 std::string fish(const std::string& tool, const Command& top, const std::vector<Command>& subs) {
   std::ostringstream s;
   s << header(tool, "fish") << "complete -c " << tool << " -f\n";
-  std::vector<std::string> names;
-  for (const auto& c : subs) names.push_back(c.name);
   auto flags = [&](const Command& c, const std::string& condition) {
     for (const Flag& f : c.flags) {
       s << "complete -c " << tool << condition;
@@ -265,7 +267,8 @@ std::string fish(const std::string& tool, const Command& top, const std::vector<
       s << " -d " << fish_text(f.description) << "\n";
     }
     if (c.positionals && c.positional_values != Values::none)
-      s << "complete -c " << tool << condition << (c.positional_values == Values::dirs ? " -a '(__fish_complete_directories)'" : " -F") << "\n";
+      s << "complete -c " << tool << condition
+        << (c.positional_values == Values::dirs ? " -a '(__fish_complete_directories)'" : " -F") << "\n";
   };
   if (subs.empty()) {
     flags(top, "");
