@@ -309,9 +309,8 @@ MarianImportResult import_marian(const std::string& hf_dir, const std::string& o
   for (const std::string& name : {files.source_ids, files.target_ids})
     util::write_file_bytes(dir.file(name), util::read_file_bytes(join(hf_dir, name)));
   write_safetensors(dir.file(weights_file_name), refs, {{"format", "pt"}, {"tt_version", tt::version()}});
-  write_model_config(dir.path(), c,
-                     {{"vocab", vocab},
-                      {"imported", {{"format", "marian"}, {"from", fs::absolute(hf_dir).lexically_normal().string()}}}});
+  const std::string from = fs::absolute(hf_dir).lexically_normal().string();
+  write_model_config(dir.path(), c, {{"vocab", vocab}, {"imported", {{"format", "marian"}, {"from", from}}}});
   dir.commit();
   result.config = c;
   result.tensors = static_cast<int>(refs.size());

@@ -98,7 +98,8 @@ void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, in
   if (int64_t{B} * T * H * Dh == 0) return;
   check_rows(x, B, T, z, "projection");
   check_heads16(y16, B, T, z, "stored projection");
-  backend::bf16_storage_of(x.t.backend(), "round_heads_to_bf16").round_to_bf16(y16.bf16(), x.t.f32(), B, H, T, Dh, MatrixStrides{T * x.ld, Dh, x.ld});
+  backend::bf16_storage_of(x.t.backend(), "round_heads_to_bf16")
+      .round_to_bf16(y16.bf16(), x.t.f32(), B, H, T, Dh, MatrixStrides{T * x.ld, Dh, x.ld});
 }
 
 // With q, k, v stored in bf16 the products read them as stored: always composed (attention_composed.h).

@@ -12,12 +12,14 @@ using backend::MatrixStrides;
 MatrixStrides heads(int T, int64_t ld, int Dh) { return MatrixStrides{T * ld, Dh, ld}; }
 
 // A dense [B, H, rows, cols] grid: scores [B, H, Tq, Tk], or q, k, v stored per head [B, H, T, Dh].
-MatrixStrides dense(int H, int rows, int cols) { return MatrixStrides{int64_t{H} * rows * cols, int64_t{rows} * cols, cols}; }
+MatrixStrides dense(int H, int rows, int cols) {
+  return MatrixStrides{int64_t{H} * rows * cols, int64_t{rows} * cols, cols};
+}
 
 // Elements from a heads operand's first to one past its last: B * T rows of stride ld, H * Dh used.
 int64_t head_rows(int B, int T, int64_t ld, int H, int Dh) { return (int64_t{B} * T - 1) * ld + int64_t{H} * Dh; }
 
-// The pointer's token, or a scratch one where the caller keeps nothing.
+// Releases one of the caller's tokens, where the caller keeps any (kept is null outside training).
 void release(const AttentionKept* kept, KeptBf16 AttentionKept::*which) {
   if (kept) (kept->*which).release();
 }

@@ -33,7 +33,8 @@ void bias_relu_dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x,
   const int F = static_cast<int>(bias.numel());
   TT_CHECK(last_dim(x) == F);
   if (y.dtype() == tensor::DType::bf16)
-    backend::bf16_storage_of(y.backend(), "bias_relu_dropout_forward").bias_relu_dropout_forward_bf16(y.bf16(), x.f32(), bias.f32(), x.numel() / F, F, p, key);
+    backend::bf16_storage_of(y.backend(), "bias_relu_dropout_forward")
+        .bias_relu_dropout_forward_bf16(y.bf16(), x.f32(), bias.f32(), x.numel() / F, F, p, key);
   else
     y.backend().bias_relu_dropout_forward(y.f32(), x.f32(), bias.f32(), x.numel() / F, F, p, key);
 }
@@ -49,8 +50,11 @@ void bias_activation_forward(const tensor::Tensor& y, const tensor::Tensor& x, c
 void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p) {
   same_size(dx, dy, "relu_dropout_backward");
   same_size(dy, y, "relu_dropout_backward");
-  if (y.dtype() == tensor::DType::bf16) backend::bf16_storage_of(dx.backend(), "relu_dropout_backward").relu_dropout_backward_bf16(dx.f32(), dy.f32(), y.bf16(), dy.numel(), p);
-  else dx.backend().relu_dropout_backward(dx.f32(), dy.f32(), y.f32(), dy.numel(), p);
+  if (y.dtype() == tensor::DType::bf16)
+    backend::bf16_storage_of(dx.backend(), "relu_dropout_backward")
+        .relu_dropout_backward_bf16(dx.f32(), dy.f32(), y.bf16(), dy.numel(), p);
+  else
+    dx.backend().relu_dropout_backward(dx.f32(), dy.f32(), y.f32(), dy.numel(), p);
 }
 
 void dropout_add_forward(const tensor::Tensor& y, const tensor::Tensor& residual, const tensor::Tensor& x, float p,
@@ -73,7 +77,9 @@ void dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, float 
 void round_to_bf16(const tensor::Tensor& y16, const tensor::Tensor& x) {
   same_size(y16, x, "round_to_bf16");
   const int64_t n = x.numel();
-  if (n > 0) backend::bf16_storage_of(x.backend(), "round_to_bf16").round_to_bf16(y16.bf16(), x.f32(), 1, 1, 1, n, backend::MatrixStrides{n, n, n});
+  if (n > 0)
+    backend::bf16_storage_of(x.backend(), "round_to_bf16")
+        .round_to_bf16(y16.bf16(), x.f32(), 1, 1, 1, n, backend::MatrixStrides{n, n, n});
 }
 
 }  // namespace tt::ops

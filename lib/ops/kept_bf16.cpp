@@ -11,7 +11,8 @@ thread_local int64_t alive_tokens = 0;
 
 KeptBf16::KeptBf16(const tensor::Tensor& x) {
   // A bf16 tensor is its own copy: nothing to keep.
-  if (x.defined() && x.numel() > 0 && x.dtype() == tensor::DType::f32) *this = KeptBf16(x.backend(), x.f32(), x.numel());
+  if (x.defined() && x.numel() > 0 && x.dtype() == tensor::DType::f32)
+    *this = KeptBf16(x.backend(), x.f32(), x.numel());
 }
 
 KeptBf16::KeptBf16(backend::Backend& be, const float* values, int64_t n) : be_(&be), values_(values) {

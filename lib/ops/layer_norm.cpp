@@ -100,8 +100,8 @@ void residual_layer_norm_backward(const tensor::Tensor& dres, const tensor::Tens
   backend::Backend& be = sum.backend();
   float* db = dbias.defined() ? dbias.f32() : nullptr;
   if (fused(be))
-    be.residual_layer_norm_backward(dres.f32(), dx.f32(), dgamma.f32(), dbeta.f32(), db, dy.f32(), sum.f32(), mean.f32(),
-                                    rstd.f32(), mask_bytes(mask, sum.numel()), gamma.f32(), N, D, p, key);
+    be.residual_layer_norm_backward(dres.f32(), dx.f32(), dgamma.f32(), dbeta.f32(), db, dy.f32(), sum.f32(),
+                                    mean.f32(), rstd.f32(), mask_bytes(mask, sum.numel()), gamma.f32(), N, D, p, key);
   else
     composed_residual_layer_norm_backward(be, dres.f32(), dx.f32(), dgamma.f32(), dbeta.f32(), db, dy.f32(), sum.f32(),
                                           mean.f32(), rstd.f32(), gamma.f32(), N, D, p, key);

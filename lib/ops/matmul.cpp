@@ -34,8 +34,9 @@ void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tens
   if (N == 0) return;
   auto& be = x.backend();
   if (x.dtype() == tensor::DType::bf16)
-    backend::bf16_storage_of(be, "linear_forward").gemm_bf16_operand(false, true, static_cast<int>(N), static_cast<int>(O), static_cast<int>(I), 1.0f, x.bf16(),
-                         I, true, w.f32(), I, false, 0.0f, y.f32(), O);
+    backend::bf16_storage_of(be, "linear_forward")
+        .gemm_bf16_operand(false, true, static_cast<int>(N), static_cast<int>(O), static_cast<int>(I), 1.0f, x.bf16(), I,
+                           true, w.f32(), I, false, 0.0f, y.f32(), O);
   else
     be.gemm(false, true, static_cast<int>(N), static_cast<int>(O), static_cast<int>(I), 1.0f, x.f32(), I, w.f32(),
             I, 0.0f, y.f32(), O);
@@ -56,8 +57,9 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
   const KeptBf16 dy_kept(dy);  // both products read dy
   // dW[O, I] += dy^T[O, N] · x[N, I]
   if (x.dtype() == tensor::DType::bf16)
-    backend::bf16_storage_of(be, "linear_backward").gemm_bf16_operand(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.f32(),
-                         O, false, x.bf16(), I, true, 1.0f, dw.f32(), I);
+    backend::bf16_storage_of(be, "linear_backward")
+        .gemm_bf16_operand(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.f32(), O,
+                           false, x.bf16(), I, true, 1.0f, dw.f32(), I);
   else
     be.gemm(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.f32(), O,
             x.f32(), I, 1.0f, dw.f32(), I);

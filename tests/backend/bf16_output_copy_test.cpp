@@ -156,7 +156,8 @@ TEST_CASE("bf16 copies: attention's softmax, dropout and softmax backward write 
   const int B = 2, H = 3, Tq = 5, Tk = 7, Dh = 8;
   const int64_t n = int64_t{B} * H * Tq * Tk;
   auto lengths = upload(*be, std::vector<int32_t>{7, 4});
-  // ctx = w v over the [B, H, Tq, Tk] weights, v rows (b, t) of H heads: attention's layout (ops/attention_composed.cpp).
+  // ctx = w v over the [B, H, Tq, Tk] weights, v rows (b, t) of H heads: attention's layout
+  // (ops/attention_composed.cpp).
   const auto weighted = [&](const tensor::Tensor& w) {
     auto v = upload(*be, random_floats(static_cast<size_t>(B) * Tk * H * Dh, 20));
     auto ctx = upload(*be, std::vector<float>(static_cast<size_t>(B) * Tq * H * Dh, 0.0f));

@@ -181,7 +181,8 @@ TEST_CASE("bf16 storage: a product with a bf16 operand gives the bits of one rou
   SECTION("A stored: y = h W^T (fc2 forward)") {
     auto expected = upload(*be, std::vector<float>(N * O, 0.0f)), actual = upload(*be, std::vector<float>(N * O, 0.0f));
     be->gemm(false, true, N, O, F, 1.0f, h.f32(), F, w.f32(), F, 0.0f, expected.f32(), O);
-    storage(*be).gemm_bf16_operand(false, true, N, O, F, 1.0f, h16.bf16(), F, true, w.f32(), F, false, 0.0f, actual.f32(), O);
+    storage(*be).gemm_bf16_operand(false, true, N, O, F, 1.0f, h16.bf16(), F, true, w.f32(), F, false, 0.0f,
+                                   actual.f32(), O);
     CHECK(actual.to_host_f32() == expected.to_host_f32());
   }
   SECTION("B stored: dW += dy^T h (fc2's weight gradient)") {
@@ -189,13 +190,14 @@ TEST_CASE("bf16 storage: a product with a bf16 operand gives the bits of one rou
     auto dy = upload(*be, random_floats(static_cast<size_t>(N) * O, 12));
     auto expected = upload(*be, dw_host), actual = upload(*be, dw_host);
     be->gemm(true, false, O, F, N, 1.0f, dy.f32(), O, h.f32(), F, 1.0f, expected.f32(), F);
-    storage(*be).gemm_bf16_operand(true, false, O, F, N, 1.0f, dy.f32(), O, false, h16.bf16(), F, true, 1.0f, actual.f32(), F);
+    storage(*be).gemm_bf16_operand(true, false, O, F, N, 1.0f, dy.f32(), O, false, h16.bf16(), F, true, 1.0f,
+                                   actual.f32(), F);
     CHECK(actual.to_host_f32() == expected.to_host_f32());
   }
   SECTION("a stored operand must be dense") {
     auto c = upload(*be, std::vector<float>(N * O, 0.0f));
-    CHECK_THROWS_AS(storage(*be).gemm_bf16_operand(false, true, N - 1, O, F - 1, 1.0f, h16.bf16(), F, true, w.f32(), F, false,
-                                          0.0f, c.f32(), O),
+    CHECK_THROWS_AS(storage(*be).gemm_bf16_operand(false, true, N - 1, O, F - 1, 1.0f, h16.bf16(), F, true, w.f32(),
+                                                   F, false, 0.0f, c.f32(), O),
                     InternalError);
   }
 }
