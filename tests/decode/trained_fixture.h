@@ -79,7 +79,7 @@ inline const TrainedFixture& trained_fixture() {
     model.init_parameters(3);
     train::Adam adam(model.params());
     tensor::Arena arena(*be);
-    const int B = 16, steps = 250;
+    const int B = 16, steps = 300;
     for (int step = 0; step < steps; ++step) {
       nn::Batch b;
       b.B = B;

@@ -3,6 +3,7 @@
 // the tokenizer's ids, the logits, greedy and beam search, the tools that read the imported model, and the
 // refusals that keep an unconvertible model from being converted wrongly.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <deque>
 #include <tuple>
 #include <filesystem>
@@ -11,6 +12,8 @@
 #include <sstream>
 
 #include "backend/backend.h"
+#include "backend/cpu/packed_gemm.h"
+#include "backend/quantized_weight.h"
 #include "io/marian_import.h"
 #include "io/model_dir.h"
 #include "io/model_vocab.h"
@@ -318,10 +321,15 @@ TEST_CASE("the tools read an imported model: quantize, average, attnviz", "[io][
   CHECK(run_command(tool("tt-convert") + " import-marian -q " + quoted(kFixture) + " -o " + quoted(m)).status == 1);
   REQUIRE(run_command(tool("tt-convert") + " import-marian -q --force " + quoted(kFixture) + " -o " + quoted(m)).status == 0);
 
-  // int8 on disk translates as --compute-type int8 does on the float32 import (on CPUs with VNNI, where
-  // tt's int8 products run; elsewhere both run the same fallback).
+  // int8 on disk translates as --compute-type int8 does on the float32 import on CPUs whose int8 products
+  // have VNNI (127 levels both ways). Without VNNI the stored model is dequantized and quantized again to
+  // 63 levels at load (man tt-convert): a double rounding, so only a line per line is promised there.
   REQUIRE(run_command(tool("tt-convert") + " quantize -q " + quoted(m) + " --type int8 -o " + quoted(tmp.file("q"))).status == 0);
-  CHECK(translate(tmp.file("q"), "--beam 4", sources()) == translate(m, "--beam 4 --compute-type int8", sources()));
+  const std::string input = sources(), stored = translate(tmp.file("q"), "--beam 4", input);
+  if (tt::backend::cpu::PackedGemm::int8_weight_levels() == tt::backend::QuantizedWeight::kInt8Levels)
+    CHECK(stored == translate(m, "--beam 4 --compute-type int8", input));
+  else
+    CHECK(std::count(stored.begin(), stored.end(), '\n') == std::count(input.begin(), input.end(), '\n'));
 
   // Averaging a model with a copy of itself gives its weights back, piece tables carried along.
   fs::copy(m, tmp.file("m2"));
