@@ -12,7 +12,9 @@
 // with defaults that mean "not here": the modes (row-invariant products, bf16 / int8 precision, stored
 // weights), the bf16 copies of operands (hold / keep), bf16 activation storage (Bf16Storage), the fused
 // kernels (fuses(): ops/ composes the primitives where a device does not fuse), and the swish / gelu
-// activation of imported models (a device without it refuses such a model by name).
+// activation of imported models (a device without it refuses such a model by name). A device is done when
+// the conformance suite passes on it: add it to tests/conformance/backends_under_test.h, and every kernel
+// case runs on it against the double-precision reference.
 #pragma once
 
 #include <cstddef>
