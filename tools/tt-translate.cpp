@@ -200,13 +200,15 @@ int translate_main(int argc, char** argv) {
       tt::io::check_vocab_size(*vocab.target, configs[i].vocab_size_tgt, "target", f.models[i]);
     }
   }
-  // Workers 2..N: their own backend (threads, scratch, packed weights), the first worker's weights.
+  // Workers 2..N: their own backend (threads, scratch, decoding buffers), the first worker's weights and
+  // its packed copy of them.
   std::vector<std::unique_ptr<tt::backend::Backend>> worker_backends;
   std::vector<std::unique_ptr<tt::nn::Transformer>> worker_models;
   std::vector<std::vector<tt::nn::Transformer*>> replicas;
   for (int w = 1; w < workers; ++w) {
     worker_backends.push_back(make_backend(w));
-    for (const auto& weights : adopted) tt::io::adopt_weights(*worker_backends.back(), weights);
+    if (!worker_backends.back()->share_packed_weights(*backend))
+      for (const auto& weights : adopted) tt::io::adopt_weights(*worker_backends.back(), weights);
     std::vector<tt::nn::Transformer*> replica;
     for (const auto& m : owned) {
       worker_models.push_back(std::make_unique<tt::nn::Transformer>(*m, *worker_backends.back()));

@@ -138,6 +138,12 @@ class Backend {
   virtual bool adopt_stored_weight(const float* /*slot*/, std::shared_ptr<const StoredWeight> /*w*/) {
     return false;
   }
+  // Decoding workers (row-invariant mode): from now on this backend's products against constant weights
+  // read the packed copy `first` makes (and the stored weights it adopts), one copy for all workers, safe
+  // to use from the workers' threads at once. Returns false where it would not (another device, a backend
+  // that packs nothing): the caller adopts the stored weights for this one too. Call after the modes,
+  // before any product or adoption here.
+  virtual bool share_packed_weights(Backend& /*first*/) { return false; }
   // Weights mirrored in bf16 (no effect in fp32): converts values[0, n) once, and until release, any bf16
   // product operand lying inside that range is read from the copy instead of being converted again. The
   // caller must not change the values while the copy is held (the trainer holds it for one step's

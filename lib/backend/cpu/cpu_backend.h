@@ -23,6 +23,7 @@ namespace tt::backend::cpu {
 
 struct MatmulCache;  // oneDNN engine, stream, matmul primitives of every type, packed weights (matmul_cache.h)
 struct Bf16Gemm;     // bf16 conversion buffers, held weights (gemm_bf16.h)
+class PackedGemm;    // row-invariant products against packed weights (packed_gemm.h)
 
 class CpuBackend final : public Backend, public Bf16Storage {
  public:
@@ -61,6 +62,8 @@ class CpuBackend final : public Backend, public Bf16Storage {
   std::string matmul_isa() const override;
   // Taken in row-invariant mode at the weight's precision (packed_gemm.h), int8 only with VNNI.
   bool adopt_stored_weight(const float* slot, std::shared_ptr<const StoredWeight> w) override;
+  // Shares `first`'s packed weights where both are CPU backends in row-invariant mode.
+  bool share_packed_weights(Backend& first) override;
   void hold_bf16_weights(const float* values, int64_t n) override;
   void release_bf16_weights() override;
   void keep_bf16_operand(const float* values, int64_t n) override;
@@ -215,6 +218,7 @@ class CpuBackend final : public Backend, public Bf16Storage {
   // at the next product): the kept copy when x lies in a kept range (bf16 training), else null.
   uint16_t* bf16_output_copy(const float* x, int64_t n);
   MatmulCache& matmul_cache();  // made at first use
+  PackedGemm& packed_gemm();    // made at first use, in the matmul cache
 
   int threads_;
   const KernelTable* kernels_;

@@ -187,13 +187,24 @@ bool CpuBackend::set_row_invariant(bool on) {
   return true;
 }
 
+PackedGemm& CpuBackend::packed_gemm() {
+  MatmulCache& cache = matmul_cache();
+  if (!cache.packed) cache.packed = std::make_unique<PackedGemm>(cache.engine, threads_, *kernels_, ctx_);
+  return *cache.packed;
+}
+
 bool CpuBackend::adopt_stored_weight(const float* slot, std::shared_ptr<const StoredWeight> w) {
   // Stored float32 weights for any precision (rounded or quantized when packed, as B's would be); stored
   // int8 / bf16 ones for their own.
   if (!row_invariant_ || (w->type != precision_ && w->type != MatmulPrecision::fp32)) return false;
-  MatmulCache& cache = matmul_cache();
-  if (!cache.packed) cache.packed = std::make_unique<PackedGemm>(cache.engine, threads_, *kernels_, ctx_);
-  return cache.packed->adopt(slot, std::move(w));
+  return packed_gemm().adopt(slot, std::move(w));
+}
+
+bool CpuBackend::share_packed_weights(Backend& first) {
+  auto* cpu = dynamic_cast<CpuBackend*>(&first);
+  if (!cpu || cpu == this || !row_invariant_ || !cpu->row_invariant_) return false;
+  packed_gemm().share_store_of(cpu->packed_gemm());
+  return true;
 }
 
 // Row-invariant gemm. oneDNN's sgemm (v3, AVX-512 host, measured) gives a row bits that depend on M (one
@@ -205,13 +216,11 @@ void CpuBackend::gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, in
                                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   // The Linear / output-projection product x W^T: weights packed once, fixed 16-row tiles (packed_gemm.h).
   if (!trans_a && trans_b && alpha == 1.0f && beta == 0.0f) {
-    MatmulCache& cache = matmul_cache();
-    if (!cache.packed) cache.packed = std::make_unique<PackedGemm>(cache.engine, threads_, *kernels_, ctx_);
     using Operands = PackedGemm::Operands;
     const Operands type = precision_ == MatmulPrecision::int8   ? Operands::s8
                           : precision_ == MatmulPrecision::bf16 ? Operands::bf16
                                                                 : Operands::f32;
-    if (cache.packed->run(M, N, K, A, lda, B, ldb, C, ldc, type)) return;
+    if (packed_gemm().run(M, N, K, A, lda, B, ldb, C, ldc, type)) return;
   }
   // Not a packed product (another form, or a shape oneDNN has no kernel for): it reads B's values.
   if (matmul_ && matmul_->packed) matmul_->packed->restore(B);

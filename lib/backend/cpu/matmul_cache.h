@@ -11,8 +11,15 @@
 
 namespace tt::backend::cpu {
 
+// The process's one oneDNN CPU engine (a handle: copies share it). Memory made by one backend is then valid
+// for another's primitives: decoding workers read one packed copy of the weights (PackedGemm::share_store_of).
+inline const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
 struct MatmulCache {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::engine engine = cpu_engine();
   dnnl::stream stream{engine};
   MatmulPrimitives primitives{engine};
   std::map<MatmulPrimitives::Key, int> seen;  // fp32: uses of keys without a primitive yet

@@ -138,38 +138,48 @@ memory PackedGemm::pack_block(const Kernel& k, const Source& from, int K, int c0
 
 bool PackedGemm::adopt(const float* slot, std::shared_ptr<const StoredWeight> w) {
   if (w->type == MatmulPrecision::int8 && int8_weight_levels() != QuantizedWeight::kInt8Levels) return false;
-  adopted_[slot] = std::move(w);
+  const std::lock_guard<std::mutex> lock(store_->mutex);
+  store_->adopted[slot] = std::move(w);
   return true;
 }
 
 void PackedGemm::restore(const float* slot) {
-  const auto it = adopted_.find(slot);
-  if (it == adopted_.end()) return;
+  const std::lock_guard<std::mutex> lock(store_->mutex);
+  restore_locked(slot);
+}
+
+void PackedGemm::restore_locked(const float* slot) {
+  auto& adopted = store_->adopted;
+  const auto it = adopted.find(slot);
+  if (it == adopted.end()) return;
   it->second->read().dequantize(const_cast<float*>(slot), it->second->K);  // the weight's own (writable) slot
-  adopted_.erase(it);
+  adopted.erase(it);
   // Whatever was packed from the given values over these rows is packed from B's values from now on.
   const auto at = reinterpret_cast<uintptr_t>(slot);
-  for (auto w = weights_.begin(); w != weights_.end();) {
+  auto& weights = store_->weights;
+  for (auto w = weights.begin(); w != weights.end();) {
     const auto& key = w->first;  // address, N, K, ldb, ...
     const auto begin = static_cast<uintptr_t>(key[0]), end = begin + static_cast<uintptr_t>(key[1] * key[3]) * sizeof(float);
-    w = at >= begin && at < end ? weights_.erase(w) : std::next(w);
+    w = at >= begin && at < end ? weights.erase(w) : std::next(w);
   }
 }
 
 void PackedGemm::restore_all() {
-  while (!adopted_.empty()) restore(adopted_.begin()->first);
+  const std::lock_guard<std::mutex> lock(store_->mutex);
+  while (!store_->adopted.empty()) restore_locked(store_->adopted.begin()->first);
 }
 
 PackedGemm::Given PackedGemm::given_rows(const float* B, int N, int K, int64_t ldb, Operands type) {
-  if (adopted_.empty()) return {};
+  const auto& adopted = store_->adopted;
+  if (adopted.empty()) return {};
   const MatmulPrecision want = type == Operands::s8     ? MatmulPrecision::int8
                                : type == Operands::bf16 ? MatmulPrecision::bf16
                                                         : MatmulPrecision::fp32;
   Given parts;
   int covered = 0;
   while (covered < N && ldb == K) {
-    const auto it = adopted_.find(B + int64_t{covered} * K);
-    const StoredWeight* w = it == adopted_.end() ? nullptr : it->second.get();
+    const auto it = adopted.find(B + int64_t{covered} * K);
+    const StoredWeight* w = it == adopted.end() ? nullptr : it->second.get();
     const bool packable = w && w->K == K && (w->type == want || w->type == MatmulPrecision::fp32) &&
                           (parts.empty() || w->type == parts.front()->type) && covered + w->N <= N;
     if (!packable) break;
@@ -179,23 +189,26 @@ PackedGemm::Given PackedGemm::given_rows(const float* B, int N, int K, int64_t l
   if (covered == N) return parts;
   const float* end = B + int64_t{N} * ldb;
   std::vector<const float*> inside;
-  for (const auto& [slot, w] : adopted_)
+  for (const auto& [slot, w] : adopted)
     if (slot >= B && slot < end) inside.push_back(slot);
-  for (const float* slot : inside) restore(slot);
+  for (const float* slot : inside) restore_locked(slot);
   return {};
 }
 
-PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda, Operands type) {
+std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda,
+                                                        Operands type) {
   // The packed layout is the one the kernel wants, which may depend on the strides.
   const WeightsKey key{static_cast<int64_t>(reinterpret_cast<uintptr_t>(B)), N, K, ldb, lda, static_cast<int64_t>(type)};
   const Given given = given_rows(B, N, K, ldb, type);
   std::vector<float> sample;
   if (given.empty()) sample = fingerprint(B, N, K, ldb);  // B's values: never read for adopted weights
-  auto it = weights_.find(key);
-  if (it != weights_.end() &&
-      (!given.empty() || std::memcmp(it->second.sample.data(), sample.data(), sample.size() * sizeof(float)) == 0))
-    return &it->second;
-  Weights w;
+  auto& cache = store_->weights;
+  auto it = cache.find(key);
+  if (it != cache.end() &&
+      (!given.empty() || std::memcmp(it->second->sample.data(), sample.data(), sample.size() * sizeof(float)) == 0))
+    return it->second;
+  auto packed = std::make_shared<Weights>();
+  Weights& w = *packed;
   w.sample = std::move(sample);
   const Source from = source(B, ldb, given, type);
   for (int c0 = 0; c0 < N; c0 += kBlockCols) {
@@ -206,8 +219,8 @@ PackedGemm::Weights* PackedGemm::weights(const float* B, int N, int K, int64_t l
     b.packed.push_back(pack_block(*k, from, K, c0, width, type, b.scales));
     w.blocks.push_back(std::move(b));
   }
-  if (weights_.size() >= 1024) weights_.clear();  // bound the cache (a model has a few hundred matrices)
-  return &(weights_[key] = std::move(w));
+  if (cache.size() >= 1024) cache.clear();  // bound the cache (a model has a few hundred matrices)
+  return cache[key] = std::move(packed);
 }
 
 size_t PackedGemm::layout_for(Block& b, const Kernel& k, const float* B, const Given& given, int K, int64_t ldb,
@@ -235,19 +248,30 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
 bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
                      int64_t ldc, Operands type) {
   const bool int8 = type == Operands::s8;
-  Weights* w = weights(B, N, K, ldb, lda, type);
-  if (!w) return false;
-  const Given given = given_rows(B, N, K, ldb, type);
-  const std::vector<Tile> tiles = tiling(M, type);
-  const int heights[2] = {tiles.front().height, tiles.back().height};
   std::vector<Kernel*> kernels;  // [block][0: main height, 1: tail height]
-  std::vector<size_t> layouts;   // indexed like kernels: the copy in b.packed that kernel reads
-  for (Block& b : w->blocks)
-    for (int height : heights) {
-      kernels.push_back(kernel(K, b.width, lda, type, height));
-      if (!kernels.back()) return false;
-      layouts.push_back(layout_for(b, *kernels.back(), B, given, K, ldb, type));
-    }
+  std::vector<memory> operands;  // indexed like kernels: the packed copy that kernel reads (a handle)
+  std::shared_ptr<const Weights> w;
+  std::vector<Tile> tiles;
+  int heights[2] = {0, 0};
+  {  // the store's part, under its lock; the product below runs on handles of its own
+    const std::lock_guard<std::mutex> lock(store_->mutex);
+    std::shared_ptr<Weights> found = weights(B, N, K, ldb, lda, type);
+    if (!found) return false;
+    // The first kernel this PackedGemm makes decides its tile height (another worker may have packed the
+    // weights, making none here).
+    if (!kernel(K, found->blocks.front().width, lda, type, kInt8TileRows)) return false;
+    tiles = tiling(M, type);
+    heights[0] = tiles.front().height;
+    heights[1] = tiles.back().height;
+    const Given given = given_rows(B, N, K, ldb, type);
+    for (Block& b : found->blocks)
+      for (int height : heights) {
+        kernels.push_back(kernel(K, b.width, lda, type, height));
+        if (!kernels.back()) return false;
+        operands.push_back(b.packed[layout_for(b, *kernels.back(), B, given, K, ldb, type)]);
+      }
+    w = std::move(found);
+  }
   const int64_t padded_rows = tiles.back().r0 + tiles.back().height;
   const Tile& last = tiles.back();
   if (int8) {  // every row quantized once; the padding rows of the last tile are zero
@@ -299,7 +323,7 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         if (k != bound || bi != bound_block) {
           am = memory(k->a_md, engine_, nullptr);
           cm = memory(k->c_md, engine_, c);
-          args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, b.packed[layouts[ki]]}, {DNNL_ARG_DST, cm}};
+          args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, operands[ki]}, {DNNL_ARG_DST, cm}};
           if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
           bound = k;
           bound_block = bi;

@@ -23,6 +23,11 @@
 // every call, and oneDNN sums the products in fp32. Rounding is per element, and every tile has the same
 // height (the float32 rule; a tail is padded with zero rows), so a row's bits depend on that row alone.
 //
+// Decoding workers share one packed copy (share_store_of): each worker's PackedGemm has its own primitives,
+// scratch and tiles, and all read the packed weights and adopted weights of one store, guarded by a mutex
+// while a product looks up, packs or restores; the products themselves run unlocked on their own copy of
+// the packed memory's handles (the packed memory is only read).
+//
 // B is recognised by its address and shape, and re-packed when a sample of 64 of its values changes: the
 // weights of an inference model never change, and a training step changes every weight (a change to
 // unsampled values only would go unseen: do not edit a few weights in place between products).
@@ -39,6 +44,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
@@ -56,8 +62,12 @@ class PackedGemm {
   static constexpr int kBrgemmTileRows = 8, kGemmTileRows = 16;  // float32 and bf16 (see above)
   static constexpr int kInt8TileRows = 16, kInt8TailRows = 4;    // int8
 
-  PackedGemm(dnnl::engine& engine, int threads, const KernelTable& kernels, const KernelContext& ctx)
-      : engine_(engine), threads_(threads), kernels_(kernels), ctx_(ctx) {}
+  PackedGemm(const dnnl::engine& engine, int threads, const KernelTable& kernels, const KernelContext& ctx)
+      : engine_(engine), threads_(threads), kernels_(kernels), ctx_(ctx), store_(std::make_shared<Store>()) {}
+
+  // From now on, the packed and adopted weights are `first`'s (one copy for all decoding workers; both on
+  // the process's one CPU engine). Called before this one adopts or packs anything.
+  void share_store_of(const PackedGemm& first) { store_ = first.store_; }
 
   // The largest |quantized weight|: 127 where oneDNN runs VNNI (or AMX) int8 kernels, else 63.
   static int int8_weight_levels();
@@ -86,6 +96,14 @@ class PackedGemm {
     std::vector<float> sample;  // the fingerprint
     std::vector<Block> blocks;
   };
+  using WeightsKey = std::array<int64_t, 6>;  // address, N, K, ldb, lda, type
+  // What the workers share. A product holds its Weights (shared_ptr) while it runs: a re-pack or the
+  // cache's bound may drop the map's entry meanwhile.
+  struct Store {
+    std::mutex mutex;
+    std::map<WeightsKey, std::shared_ptr<Weights>> weights;
+    std::map<const float*, std::shared_ptr<const StoredWeight>> adopted;  // by the slot's address
+  };
   struct Tile {
     int64_t r0;
     int height, rows;  // the kernel's rows; rows of A in it (fewer in a padded tail)
@@ -95,12 +113,12 @@ class PackedGemm {
     dnnl::memory::desc a_md, b_md, c_md;  // b_md: the packed weights' layout
     size_t scratch_bytes = 0;
   };
-  using WeightsKey = std::array<int64_t, 6>;  // address, N, K, ldb, lda, type
   using KernelKey = std::array<int64_t, 5>;   // K, width, lda, type, height
 
   Kernel* kernel(int K, int width, int64_t lda, Operands type, int height);  // null where oneDNN has none
   std::vector<Tile> tiling(int M, Operands type) const;
-  Weights* weights(const float* B, int N, int K, int64_t ldb, int64_t lda, Operands type);
+  // The members below that touch store_ expect its mutex held by the caller.
+  std::shared_ptr<Weights> weights(const float* B, int N, int K, int64_t ldb, int64_t lda, Operands type);
   static std::vector<float> fingerprint(const float* B, int N, int K, int64_t ldb);
   // Rows [c0, c0 + width) of B as the [K, width] operand in k's layout: from `given` where the weight was
   // adopted, else from B's fp32 values (rounded or quantized here).
@@ -122,14 +140,14 @@ class PackedGemm {
   Given given_rows(const float* B, int N, int K, int64_t ldb, Operands type);
   // The index in b.packed of the copy in k's layout, packed now if there is none yet.
   size_t layout_for(Block& b, const Kernel& k, const float* B, const Given& given, int K, int64_t ldb, Operands type);
+  void restore_locked(const float* slot);
   void prepare_threads(int nt, size_t scratch_bytes);
 
-  dnnl::engine& engine_;
+  const dnnl::engine& engine_;
   int threads_;
   const KernelTable& kernels_;
   const KernelContext& ctx_;
-  std::map<WeightsKey, Weights> weights_;
-  std::map<const float*, std::shared_ptr<const StoredWeight>> adopted_;  // by the slot's address
+  std::shared_ptr<Store> store_;
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_by_shape_;  // a null entry: oneDNN refused the shape
   int tile_rows_[2] = {0, 0};            // f32, bf16: decided by the first such kernel oneDNN creates
   std::vector<float> tail_a_;            // fp32: the last, partial tile of A padded to a tile (same stride)
