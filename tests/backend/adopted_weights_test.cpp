@@ -12,35 +12,20 @@
 #include "backend/backend.h"
 #include "backend/cpu/packed_gemm.h"
 #include "backend/kernel_fixture.h"
+#include "backend/packed_products.h"
 #include "backend/quantized_weight.h"
 
 using namespace tt;
 using backend::MatmulPrecision;
 using backend::QuantizedWeight;
 using backend::StoredWeight;
+using tt::test::decoding_backend;
+using tt::test::product;
 using tt::test::random_floats;
+using tt::test::same_bits;
 using tt::test::upload;
 
 namespace {
-
-std::unique_ptr<backend::Backend> decoding_backend(MatmulPrecision p) {
-  auto be = backend::make_backend("cpu", 2);
-  REQUIRE(be->set_row_invariant(true));
-  if (!be->set_matmul_precision(p)) return nullptr;
-  return be;
-}
-
-std::vector<float> product(backend::Backend& be, const std::vector<float>& x, const tensor::Tensor& w, int M, int N,
-                           int K) {
-  auto a = upload(be, x);
-  auto c = upload(be, std::vector<float>(size_t(M) * N, 0.0f));
-  be.gemm(false, true, M, N, K, 1.0f, a.f32(), K, w.f32(), K, 0.0f, c.f32(), N);
-  return c.to_host_f32();
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 bool vnni_levels() { return backend::cpu::PackedGemm::int8_weight_levels() == QuantizedWeight::kInt8Levels; }
 

@@ -4,40 +4,27 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <cstring>
 #include <thread>
 
 #include "backend/backend.h"
 #include "backend/kernel_fixture.h"
+#include "backend/packed_products.h"
 #include "backend/quantized_weight.h"
 
 using namespace tt;
 using backend::MatmulPrecision;
 using backend::QuantizedWeight;
 using backend::StoredWeight;
+using tt::test::product;
 using tt::test::random_floats;
+using tt::test::same_bits;
 using tt::test::upload;
 
 namespace {
 
-std::unique_ptr<backend::Backend> decoding_backend(MatmulPrecision p = MatmulPrecision::fp32) {
-  auto be = backend::make_backend("cpu", 1);
-  REQUIRE(be->set_row_invariant(true));
-  if (!be->set_matmul_precision(p)) return nullptr;
-  return be;
-}
-
-// x [M, K] times w [N, K]^T, as a Linear layer runs it.
-std::vector<float> product(backend::Backend& be, const std::vector<float>& x, const tensor::Tensor& w, int M, int N,
-                           int K) {
-  auto a = upload(be, x);
-  auto c = upload(be, std::vector<float>(size_t(M) * N, 0.0f));
-  be.gemm(false, true, M, N, K, 1.0f, a.f32(), K, w.f32(), K, 0.0f, c.f32(), N);
-  return c.to_host_f32();
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+// One thread each, as tt-translate gives each of two workers on two threads.
+std::unique_ptr<backend::Backend> worker(MatmulPrecision p = MatmulPrecision::fp32) {
+  return tt::test::decoding_backend(p, 1);
 }
 
 }  // namespace
@@ -45,7 +32,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 TEST_CASE("a worker sharing the first one's packed weights reads that copy, not a copy of its own",
           "[backend][packed]") {
   for (MatmulPrecision p : {MatmulPrecision::fp32, MatmulPrecision::int8, MatmulPrecision::bf16}) {
-    auto first = decoding_backend(p), second = decoding_backend(p), alone = decoding_backend(p);
+    auto first = worker(p), second = worker(p), alone = worker(p);
     if (!first) continue;  // bf16 needs AVX512-BF16 or AMX
     INFO("precision " << static_cast<int>(p));
     REQUIRE(second->share_packed_weights(*first));
@@ -65,7 +52,7 @@ TEST_CASE("a worker sharing the first one's packed weights reads that copy, not 
 }
 
 TEST_CASE("a worker sharing packed weights reads the stored weights the first one adopted", "[backend][packed]") {
-  auto first = decoding_backend(), second = decoding_backend(), alone = decoding_backend();
+  auto first = worker(), second = worker(), alone = worker();
   REQUIRE(second->share_packed_weights(*first));
   const int M = 9, N = 70, K = 24;
   const auto W = random_floats(size_t(N) * K, 3);
@@ -86,7 +73,7 @@ TEST_CASE("a worker sharing packed weights reads the stored weights the first on
 
 TEST_CASE("workers sharing packed weights run products at the same time with the bits of one alone",
           "[backend][packed]") {
-  auto first = decoding_backend(), second = decoding_backend(), alone = decoding_backend();
+  auto first = worker(), second = worker(), alone = worker();
   REQUIRE(second->share_packed_weights(*first));
   const int N = 600, K = 64, rounds = 40;
   auto w = upload(*alone, random_floats(size_t(N) * K, 5));  // packed by whichever worker comes first
@@ -111,7 +98,7 @@ TEST_CASE("workers sharing packed weights run products at the same time with the
 }
 
 TEST_CASE("sharing packed weights is refused with itself and outside row-invariant mode", "[backend][packed]") {
-  auto first = decoding_backend();
+  auto first = worker();
   CHECK_FALSE(first->share_packed_weights(*first));
   auto training = backend::make_backend("cpu", 1);  // not row-invariant: packs nothing
   CHECK_FALSE(training->share_packed_weights(*first));
