@@ -256,7 +256,7 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
   {  // the store's part, under its lock; the product below runs on handles of its own
     const std::lock_guard<std::mutex> lock(store_->mutex);
     std::shared_ptr<Weights> found = weights(B, N, K, ldb, lda, type);
-    if (!found) return false;
+    if (!found || found->blocks.empty()) return false;  // empty: N == 0, nothing to pack
     // The first kernel this PackedGemm makes decides its tile height (another worker may have packed the
     // weights, making none here).
     if (!kernel(K, found->blocks.front().width, lda, type, kInt8TileRows)) return false;
