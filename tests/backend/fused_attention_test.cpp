@@ -10,8 +10,6 @@
 #include "support/attention_cases.h"
 
 using namespace tt;
-using tt::test::random_floats;
-using tt::test::require_close;
 using tt::test::upload;
 
 using namespace tt::test::attention;

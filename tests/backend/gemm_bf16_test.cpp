@@ -2,20 +2,16 @@
 // operand's copy until it is forgotten; bf16 is offered exactly where oneDNN has bf16 instructions. The
 // products' values, on every backend: tests/conformance/gemm_bf16_test.cpp.
 #include <catch2/catch.hpp>
-#include <cstring>
 
-#include "support/bf16.h"
 #include "backend/backend.h"
 #include "backend/bf16_fixture.h"
 #include "backend/kernel_fixture.h"
 #include "ops/attention_composed.h"
 #include "ops/kept_bf16.h"
-#include "support/reference_kernels.h"
 
 using namespace tt;
 using tt::test::bf16_backend;
 using tt::test::random_floats;
-using tt::test::require_close;
 using tt::test::upload;
 
 TEST_CASE("bf16 products read held weights from the copy made when held", "[backend][gemm][bf16]") {

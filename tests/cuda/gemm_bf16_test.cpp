@@ -3,7 +3,6 @@
 // products' values, on every backend: tests/conformance/gemm_bf16_test.cpp.
 #include <catch2/catch.hpp>
 
-#include <cstring>
 #include <vector>
 
 #include "support/bf16.h"
