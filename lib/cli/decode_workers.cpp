@@ -20,7 +20,7 @@ std::unique_ptr<backend::Backend> make_decoding_backend(const std::string& devic
   if (compute_type == "bf16" && !be->set_matmul_precision(backend::MatmulPrecision::bf16)) {
     const std::string isa = be->matmul_isa();
     throw ConfigError("--compute-type bf16 is not available on " + be->name() +
-                          (isa.empty() ? std::string() : ", oneDNN ISA " + isa) + " (a CPU needs AVX512-BF16 or AMX)",
+                          (isa.empty() ? std::string() : ", oneDNN ISA " + isa + " (a CPU needs AVX512-BF16 or AMX)"),
                       "use --compute-type float32 or int8");
   }
   return be;

@@ -1,6 +1,6 @@
 // --device on a GPU host, end to end through the tools: auto picks CUDA and the header names the GPU,
 // tt-translate runs on CUDA although its products cannot be batch-invariant there (and says so), cuda:N
-// selects GPU N, and an index past the last GPU stops with one message (exit 1).
+// selects GPU N, and an index past the last GPU or int8 products stop with one message (exit 1).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -44,6 +44,12 @@ TEST_CASE("cuda --device auto: tt-train and tt-translate run on the GPU and thei
   CHECK(contains(r.err, "tt-translate: cuda:0 ("));
   CHECK_FALSE(contains(r.err, "batch-invariant"));
   CHECK(contains(r.err, "outputs may depend on --batch-size"));
+
+  // No int8 products on CUDA: refused with the option named, never run in fp32 in its place.
+  r = run_command(translate + " --compute-type int8", "5 6 7\n");
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "--compute-type int8 is not available on cuda:0"));
+  CHECK(r.out.empty());
 
   const int count = backend::cuda_device_count();
   r = run_command(translate + " --device cuda:" + std::to_string(count), "5 6 7\n");

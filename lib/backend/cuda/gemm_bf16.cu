@@ -152,6 +152,7 @@ std::unique_ptr<CudaBf16Gemm::Plan> make_plan(cublasLtHandle_t handle, const Cud
 }  // namespace
 
 bool CudaBackend::set_matmul_precision(MatmulPrecision p) {
+  if (p == MatmulPrecision::int8) return false;  // no int8 products here: refused, never fp32 in its place
   if (p == MatmulPrecision::bf16) {
     int major = 0;
     TT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
