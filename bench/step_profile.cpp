@@ -8,6 +8,14 @@
 //   in token batches of TOKENS padded tokens a side (the demo: data/multi30k, 2048).
 // Times are wall seconds per step and, beside them, process CPU seconds (on a shared, oversubscribed
 // machine the CPU time of a 1-thread run is the steadier figure; with 2 threads it also counts spinning).
+// Environment (for a GPU, or the shapes of bench/train_speed.sh and scripts/gpu-check.sh):
+//   TT_PROFILE_DEVICE=cuda      the backend (default cpu). On a device that runs asynchronously every call
+//                               is bracketed by synchronize(), so a row is the kernel's device time plus one
+//                               launch and one synchronisation; the "issue" column is the host's share, the
+//                               time until the call returned. The first line gives the step unprofiled.
+//   TT_PROFILE_PRECISION=bf16   bf16 products (default fp32)
+//   TT_PROFILE_BATCH=500x50x50  sentences x source x target tokens of the synthetic batches (default 64x32x32)
+//   TT_PROFILE_VOCAB=37000      vocabulary (default 8000)
 #include <omp.h>
 
 #include <algorithm>
@@ -44,7 +52,7 @@ double cpu_now() {
 }
 
 struct Cost {
-  double wall = 0, cpu = 0, min_call = 1e9;
+  double wall = 0, cpu = 0, issue = 0, min_call = 1e9;
   int64_t calls = 0;
   double flops = 0;
 };
@@ -52,7 +60,7 @@ struct Cost {
 // Forwards every call to `inner`, timing it under a key "kernel shape".
 class TimingBackend final : public Backend {
  public:
-  explicit TimingBackend(Backend& inner) : inner_(inner) {}
+  explicit TimingBackend(Backend& inner) : inner_(inner), sync_(inner.device() != tt::backend::Device::cpu) {}
   bool recording = false;
   std::map<std::string, Cost> costs;
 
@@ -62,10 +70,13 @@ class TimingBackend final : public Backend {
       f();
       return;
     }
+    if (sync_) inner_.synchronize();
     const auto w0 = std::chrono::steady_clock::now();
     const double c0 = cpu_now();
     f();
     Cost& c = costs[key];
+    c.issue += std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    if (sync_) inner_.synchronize();
     const double w = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     c.wall += w;
     c.min_call = std::min(c.min_call, w);
@@ -233,7 +244,13 @@ class TimingBackend final : public Backend {
 
  private:
   Backend& inner_;
+  bool sync_;  // bracket each call by synchronize(): the device runs asynchronously
 };
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
 
 }  // namespace
 
@@ -242,10 +259,20 @@ int main(int argc, char** argv) {
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
   const int steps = argc > 3 ? std::atoi(argv[3]) : 6;
   const float dropout = argc > 4 ? std::strtof(argv[4], nullptr) : 0.1f;
-  auto cpu = tt::backend::make_backend("cpu", threads);
-  TimingBackend be(*cpu);
+  const std::string device = env_or("TT_PROFILE_DEVICE", "cpu"), precision = env_or("TT_PROFILE_PRECISION", "fp32");
+  int batch = 64, src_len = 32, tgt_len = 32;
+  if (std::sscanf(env_or("TT_PROFILE_BATCH", "64x32x32").c_str(), "%dx%dx%d", &batch, &src_len, &tgt_len) != 3) {
+    std::fprintf(stderr, "bench_step_profile: TT_PROFILE_BATCH must be SENTENCESxSRCxTGT, e.g. 500x50x50\n");
+    return 2;
+  }
+  auto inner = tt::backend::make_backend(device, threads);
+  TimingBackend be(*inner);
+  if (precision == "bf16" && !be.set_matmul_precision(tt::backend::MatmulPrecision::bf16)) {
+    std::fprintf(stderr, "bench_step_profile: no bf16 products on %s\n", be.name().c_str());
+    return 1;
+  }
   tt::nn::ModelConfig config = tt::nn::preset(preset);
-  config.vocab_size_src = config.vocab_size_tgt = 8000;
+  config.vocab_size_src = config.vocab_size_tgt = std::atoi(env_or("TT_PROFILE_VOCAB", "8000").c_str());
   config.dropout = config.attention_dropout = config.relu_dropout = dropout;
   tt::nn::Transformer model(config, be);
   tt::nn::init_parameters(model.params(), config, 1);
@@ -258,12 +285,16 @@ int main(int argc, char** argv) {
     bo.batch_tokens = std::atoll(argv[8]);
     source = std::make_unique<tt::train::CorpusBatches>(*corpus, bo);
   } else {
-    source = std::make_unique<tt::train::SyntheticBatches>(config, tt::train::SyntheticTask::random, 64, 32, 32, 1);
+    source = std::make_unique<tt::train::SyntheticBatches>(config, tt::train::SyntheticTask::random, batch, src_len,
+                                                           tgt_len, 1);
   }
   tt::train::TrainerOptions to;
   to.schedule.warmup_steps = 4000;
   tt::train::Trainer trainer(model, *source, to);
   for (int i = 0; i < 3; ++i) trainer.step();  // warm-up: the arena grows, oneDNN creates its primitives
+  std::vector<double> plain_s;  // the step as it runs without the profile's timers
+  for (int i = 0; i < steps; ++i) plain_s.push_back(trainer.step().seconds);
+  std::sort(plain_s.begin(), plain_s.end());
   be.recording = true;
   const auto w0 = std::chrono::steady_clock::now();
   const double c0 = cpu_now();
@@ -291,6 +322,9 @@ int main(int argc, char** argv) {
       gemm_flops += c.flops;
     }
   }
+  std::printf("%s, %s, %s, batch %dx%dx%d, vocab %d: unprofiled median step %.1f ms (%.0f tgt tok/s)\n",
+              preset.c_str(), be.name().c_str(), precision.c_str(), batch, src_len, tgt_len, config.vocab_size_tgt,
+              plain_s[plain_s.size() / 2] * 1e3, double(tokens) / steps / plain_s[plain_s.size() / 2]);
   std::printf("%s, %s, %d threads, %d steps: %.1f ms/step wall (median step %.1f ms, %.0f tgt tok/s), %.1f ms CPU\n",
               preset.c_str(), be.name().c_str(), threads, steps, wall * 1e3, r.median_step_s * 1e3, r.tgt_tok_s,
               cpu_total * 1e3);
@@ -301,19 +335,21 @@ int main(int argc, char** argv) {
   std::map<std::string, Cost> kinds;
   for (const auto& [k, c] : rows) {
     std::string kind = k.substr(0, k.find(' '));
-    if (kind == "gemm") kind = k.substr(0, 7) + (k.find("8000") != std::string::npos ? " vocab" : " d_model");
+    if (kind == "gemm")
+      kind = k.substr(0, 7) + (k.find(std::to_string(config.vocab_size_tgt)) != std::string::npos ? " vocab" : " d_model");
     Cost& t = kinds[kind];
     t.wall += c.wall;
     t.cpu += c.cpu;
+    t.issue += c.issue;
     t.calls += c.calls;
     t.flops += c.flops;
   }
   std::vector<std::pair<std::string, Cost>> by_kind(kinds.begin(), kinds.end());
   std::sort(by_kind.begin(), by_kind.end(), [](const auto& a, const auto& b) { return a.second.wall > b.second.wall; });
-  std::printf("%8s %8s %7s %6s %9s  %s\n", "ms/step", "cpu ms", "%", "calls", "GFLOP/s", "kernel");
+  std::printf("%8s %8s %8s %7s %6s %9s  %s\n", "ms/step", "cpu ms", "issue ms", "%", "calls", "GFLOP/s", "kernel");
   for (const auto& [k, c] : by_kind)
-    std::printf("%8.2f %8.2f %6.1f%% %6.1f %9s  %s\n", c.wall / steps * 1e3, c.cpu / steps * 1e3,
-                100 * c.wall / steps / wall, double(c.calls) / steps,
+    std::printf("%8.2f %8.2f %8.2f %6.1f%% %6.1f %9s  %s\n", c.wall / steps * 1e3, c.cpu / steps * 1e3,
+                c.issue / steps * 1e3, 100 * c.wall / steps / wall, double(c.calls) / steps,
                 c.flops > 0 ? std::to_string(int(c.flops / c.wall * 1e-9)).c_str() : "", k.c_str());
   std::printf("\n%8s %8s %7s %6s %9s %9s  %s\n", "ms/step", "cpu ms", "%", "calls", "GFLOP/s", "min us", "kernel shape");
   for (const auto& [k, c] : rows)
