@@ -1,6 +1,9 @@
 // Elementwise kernels and reductions.
 //   add_bias: y, x [N, D], bias [D]        bias_backward: dbias [D] += column sums of dy [N, D]
 //   add / axpy / scale: flat [n]           sum_squares: flat [n] -> double on the host
+#include <climits>
+#include <cstdint>
+
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/kernel_utils.h"
@@ -17,6 +20,22 @@ __global__ void add_bias_kernel(float* y, const float* x, const float* bias, int
     for (int j = threadIdx.x; j < D; j += blockDim.x) y[row * D + j] = x[row * D + j] + bias[j];
   }
 }
+
+// The same, four columns a thread (16-byte accesses) over the flat [N, D / 4]: for D a multiple of 4, aligned
+// operands and fewer than 2^31 groups of four (32-bit indices: the column is a division per element).
+__global__ void add_bias4_kernel(float4* y, const float4* x, const float4* bias, uint32_t n4, uint32_t d4) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) {
+    float4 a = x[i];
+    const float4 b = bias[i % d4];
+    a.x += b.x;
+    a.y += b.y;
+    a.z += b.z;
+    a.w += b.w;
+    y[i] = a;
+  }
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // Column sums with a fixed summation order (deterministic, no atomics), in two passes so that a tall [N, D]
 // (N = a batch's tokens, D = 512) keeps the whole GPU busy: rows go in fixed chunks of kColumnChunk; block
@@ -92,7 +111,13 @@ __global__ void sum_partials_kernel(double* result, const double* partials, int 
 
 void CudaBackend::add_bias(float* y, const float* x, const float* bias, int64_t N, int D) {
   if (N <= 0 || D <= 0) return;
-  add_bias_kernel<<<grid_for(N, 1), kBlock, 0, stream_.get()>>>(y, x, bias, N, D);
+  const int64_t n4 = N * D / 4;
+  if (D % 4 == 0 && n4 <= INT32_MAX && aligned16(y) && aligned16(x) && aligned16(bias))
+    add_bias4_kernel<<<grid_for(n4, kBlock), kBlock, 0, stream_.get()>>>(
+        reinterpret_cast<float4*>(y), reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(bias),
+        static_cast<uint32_t>(n4), static_cast<uint32_t>(D / 4));
+  else
+    add_bias_kernel<<<grid_for(N, 1), kBlock, 0, stream_.get()>>>(y, x, bias, N, D);
   TT_CUDA_CHECK_LAUNCH();
 }
 
