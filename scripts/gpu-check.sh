@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The GPU check of issue 14, in one go on a CUDA host (one H200, 16 cores, no network): configure and
-# build tt with CUDA, run the CUDA tests (ctest -L cuda), time training steps (small, base, big; fp32
-# and bf16) and translation (base, beam 4, batch 64), and print ONE table.
+# build tt with CUDA, run the CUDA tests and the conformance suite, time training steps (small, base, big; fp32
+# and bf16, with a per-kernel profile of base bf16) and translation (base, beam 4, batch 64), and print ONE table.
 #
-# usage: scripts/gpu-check.sh [--build DIR] [--jobs N] [--budget SECONDS] [--quick]
+# usage: scripts/gpu-check.sh [--build DIR | --bundle FILE] [--demo DIR] [--jobs N] [--budget SECONDS] [--quick]
 #   --build DIR     build folder (default build-gpu in the repository root)
+#   --bundle FILE   no build here: run what scripts/gpu-bundle.sh packed on a machine with nvcc (tools,
+#                   plugin, CUDA and conformance tests, their libraries)
+#   --demo DIR      a scripts/demo.sh output (model/, data/test2016.*): adds the features stage, every
+#                   decoding option and model file on the CPU and the GPU (scripts/gpu-features.sh)
+#   --feature-lines N  source lines per row of the features stage (default 1000: all of test2016)
 #   --jobs N        parallel build jobs (default: the number of CPUs)
 #   --budget S      wall-clock budget for everything (default 470: under 8 minutes)
 #   --build-limit S the build stage's own limit (default 300)
@@ -34,17 +39,25 @@ jobs=$(nproc 2>/dev/null || echo 4)
 budget=470
 build_limit=300
 quick=0
+bundle=
+demo=
+feature_lines=1000
 while (($#)); do
   case $1 in
     --build) build=$(realpath -m "$2"); shift 2 ;;
+    --bundle) bundle=$(realpath -m "$2"); shift 2 ;;
+    --demo) demo=$(realpath -m "$2"); shift 2 ;;
+    --feature-lines) feature_lines=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
     --build-limit) build_limit=$2; shift 2 ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+[[ -z $bundle || -f $bundle ]] || { echo "gpu-check: --bundle $bundle: no such file" >&2; exit 2; }
+[[ -z $demo || -d $demo/model ]] || { echo "gpu-check: --demo $demo: no model/ in it" >&2; exit 2; }
 start=$(date +%s)
 deadline=$((start + budget))
 logdir=${OUT:-$build/gpu-check}
@@ -124,7 +137,30 @@ for tool in nvcc cmake g++; do
   { command -v $tool && timeout 20 $tool --version | head -4; } >>"$log" 2>&1 || echo "$tool: not found" >>"$log"
 done
 
+# ---- a bundle instead of a build ------------------------------------------------------------------
+# Unpacked into the repository root; its test binaries name the paths of the machine that built them, so
+# that repository path is linked here when it is free.
+built=0
+if [[ -n $bundle ]]; then
+  run_stage bundle 60 tar -xJf "$bundle" -C "$repo"
+  name=$(tar -tJf "$bundle" | head -1 | cut -d/ -f1)
+  build=$repo/$name bin=$repo/$name/bin
+  root=$(cat "$build/bundle-root.txt" 2>/dev/null)
+  if ((rc == 0)) && [[ -n $root && $root != "$repo" && ! -e $root ]]; then
+    mkdir -p "$(dirname "$root")" && ln -s "$repo" "$root" && note "linked $root -> $repo (the bundle's paths)"
+  fi
+  export LD_LIBRARY_PATH=$build/bundle-libs:/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  missing=$(ldd "$bin/tt-train" "$build/lib/tt/libtt_cuda.so" 2>&1 | grep -c 'not found')
+  if ((rc == 0 && missing == 0)) && [[ -n $root ]] && [[ $(realpath "$root") == "$(realpath "$repo")" ]]; then
+    built=1
+    row "bundle (built elsewhere, $(cat "$build/bundle-commit.txt"))" ok "$secs" "$(find "$build/bundle-libs" -type f | wc -l) libraries"
+  else
+    row "bundle" "FAILED" "$secs" "unpacked: exit $rc; libraries not found: $missing; paths: ${root:-none} -> $repo"
+  fi
+fi
+
 # ---- dependencies ---------------------------------------------------------------------------------
+if [[ -z $bundle ]]; then
 cmake_args=(-DCMAKE_BUILD_TYPE=Release -DTT_BUILD_TESTS=ON -DTT_WITH_CUDA=ON -DTT_MPI=OFF
             -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}")
 command -v nvcc >/dev/null && cmake_args+=(-DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
@@ -172,30 +208,46 @@ else
   result=$(first_error "$logdir/configure.log")
 fi
 row "configure (CUDA on, sm_${CUDA_ARCH:-90})" "$(status_of $rc)" "$secs" "$result"
-built=0
 if ((rc == 0)); then
-  run_stage build "$build_limit" cmake --build "$build" -j "$jobs" --target tt_test_cuda tt-train tt-translate
+  run_stage build "$build_limit" cmake --build "$build" -j "$jobs" --target tt_test_cuda tt_test_conformance \
+    tt-train tt-translate tt-convert tt-bleu bench_step_profile
   if ((rc == 0)); then built=1 result=built; else result=$(first_error "$logdir/build.log"); fi
-  row "build (-j$jobs: tt_test_cuda tt-train tt-translate)" "$(status_of $rc)" "$secs" "$result"
+  row "build (-j$jobs: CUDA and conformance tests, tools)" "$(status_of $rc)" "$secs" "$result"
 else
   row "build" "skipped: configure failed" 0 ""
 fi
+fi  # not a bundle
 
 # ---- CUDA tests -----------------------------------------------------------------------------------
 if ((built)); then
-  run_stage ctest 180 ctest --test-dir "$build" -L cuda --output-on-failure --timeout 120 -j 4
-  total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$logdir/ctest.log" | tail -1)
+  # The CUDA tests and the conformance suite, whose cases run on every backend the host has, CUDA too.
+  run_stage ctest 180 ctest --test-dir "$build" -R '^(cuda|conformance): ?' --output-on-failure --timeout 120 -j 4
+  total=$(sed -n 's/.*tests \(failed\|passed\) out of \([0-9]*\).*/\2/p' "$logdir/ctest.log" | tail -1)
   failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$logdir/ctest.log" | tail -1)
+  grep -q '100% tests passed' "$logdir/ctest.log" && failed=0
   skipped=$(grep -c '(Skipped)' "$logdir/ctest.log")
   result="${total:-?} tests: $((${total:-0} - ${failed:-0} - skipped)) passed, ${failed:-?} failed, $skipped skipped"
   if ((rc == 0 && skipped > 0)); then
-    row "ctest -L cuda" "FAILED (skipped: no GPU?)" "$secs" "$result"
+    row "ctest: cuda and conformance" "FAILED (skipped: no GPU?)" "$secs" "$result"
   else
-    row "ctest -L cuda" "$(status_of $rc)" "$secs" "$result"
+    row "ctest: cuda and conformance" "$(status_of $rc)" "$secs" "$result"
   fi
   grep -E '\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception' "$logdir/ctest.log" | head -5 | sed 's/^/    /' >&2
 else
-  row "ctest -L cuda" "skipped: no build" 0 ""
+  row "ctest: cuda and conformance" "skipped: no build" 0 ""
+fi
+
+# ---- every decoding option and model file on the GPU beside the CPU ---------------------------------
+if ((built)) && [[ -n $demo ]]; then
+  run_stage features 180 "$repo/scripts/gpu-features.sh" --bin "$bin" --demo "$demo" --out "$logdir/features" \
+    --lines "$( ((quick)) && echo 100 || echo "$feature_lines")"
+  table=$logdir/features.log
+  ran=$(grep -c ' exit 0 *exit 0 ' "$table") refused=$(grep -c 'refused on cuda' "$table")
+  bad=$(grep -c -E 'FAILED|LINES|PARTIAL' "$table")
+  row "features: decoding options, model files (CPU vs GPU)" "$(status_of $rc)" "$secs" \
+      "$ran ran on both, $refused refused on cuda, $bad failed (table in features.log)"
+elif ((built)); then
+  row "features: decoding options, model files (CPU vs GPU)" "skipped: no --demo" 0 ""
 fi
 
 # ---- training speed -------------------------------------------------------------------------------
@@ -235,6 +287,21 @@ for spec in base:bf16 base:fp32 small:bf16 small:fp32 big:bf16 big:fp32; do
   fi
 done
 
+# ---- where a step's time goes ------------------------------------------------------------------------
+# bench_step_profile brackets every backend call by a synchronisation: per kernel, device time plus one
+# launch; the row gives the products' share. The whole table is in profile-base-bf16.log.
+if ((built)); then
+  run_stage profile-base-bf16 90 env TT_PROFILE_DEVICE=cuda TT_PROFILE_PRECISION=bf16 \
+    TT_PROFILE_BATCH="${batch}x${src_len}x${tgt_len}" TT_PROFILE_VOCAB="$vocab" "$bin/bench_step_profile" base 1 5
+  out=$logdir/profile-base-bf16.log
+  if ((rc == 0)); then
+    row "profile train base bf16 (bench_step_profile)" ok "$secs" \
+        "$(sed -n 's/^GEMMs \([0-9.]*\) ms.step.*other kernels \([0-9.]*\) ms, outside kernels \([-0-9.]*\) ms/products \1 ms, other kernels \2 ms, outside \3 ms/p' "$out")"
+  else
+    row "profile train base bf16 (bench_step_profile)" "$(status_of $rc)" "$secs" "$(first_error "$out")"
+  fi
+fi
+
 # ---- translation speed ----------------------------------------------------------------------------
 # A base model with (almost) its random initialisation, random source ids, every output forced to
 # exactly out_len tokens (as bench/translate_speed.sh does): decoding speed without the luck of lengths.
@@ -251,22 +318,29 @@ if ((built)); then
                --batch-size 64 --length-penalty none --min-len $((out_len - 1)) --max-len-a 0
                --max-len-b $((out_len - 1)))
     : >"$work/empty.ids"
-    run_stage translate-load 60 "${translate[@]}" -i "$work/empty.ids"
-    load_s=$secs load_rc=$rc
-    # shellcheck disable=SC2016  # $0 and $@ belong to the inner shell
-    run_stage translate 120 bash -c '"$@" >"$0"' "$work/hyp.ids" "${translate[@]}" -i "$work/src.ids"
-    full_rc=$rc full_s=$secs
-    # Tokens: every output id plus its </s>; all lines should have out_len.
-    tokens=$(awk '{ n += NF + 1 } END { print n + 0 }' "$work/hyp.ids" 2>/dev/null)
-    if ((load_rc == 0 && full_rc == 0)); then
-      result=$(awk -v n="$lines" -v t="$tokens" -v len="$out_len" -v a="$load_s" -v b="$full_s" 'BEGIN {
-        printf "%.0f tgt tok/s (%d lines, %d tokens (%d expected) in %.1f s after %.1f s load)", t / (b - a), n, t,
-               n * len, b - a, a }')
-      row "translate base beam 4 batch 64" ok "$full_s" "$result"
-    else
-      row "translate base beam 4 batch 64" "$(status_of $((full_rc ? full_rc : load_rc)))" "$full_s" \
-          "$(first_error "$logdir/translate$( ((load_rc)) && echo -load).log")"
-    fi
+    # One row per compute type; a type the CUDA backend lacks must be refused with a message (exit 1).
+    for ct in float32 bf16 int8; do
+      run_stage "translate-load-$ct" 60 "${translate[@]}" --compute-type "$ct" -i "$work/empty.ids"
+      load_s=$secs load_rc=$rc
+      # shellcheck disable=SC2016  # $0 and $@ belong to the inner shell
+      run_stage "translate-$ct" 120 bash -c '"$@" >"$0"' "$work/hyp-$ct.ids" "${translate[@]}" --compute-type "$ct" \
+        -i "$work/src.ids"
+      full_rc=$rc full_s=$secs
+      # Tokens: every output id plus its </s>; all lines should have out_len.
+      tokens=$(awk '{ n += NF + 1 } END { print n + 0 }' "$work/hyp-$ct.ids" 2>/dev/null)
+      if ((load_rc == 0 && full_rc == 0)); then
+        result=$(awk -v n="$lines" -v t="$tokens" -v len="$out_len" -v a="$load_s" -v b="$full_s" 'BEGIN {
+          printf "%.0f tgt tok/s (%d lines, %d tokens (%d expected) in %.1f s after %.1f s load)", t / (b - a), n, t,
+                 n * len, b - a, a }')
+        row "translate base beam 4 batch 64, $ct" ok "$full_s" "$result"
+      elif ((load_rc == 1 && full_rc == 1)) && [[ ! -s $work/hyp-$ct.ids ]]; then
+        row "translate base beam 4 batch 64, $ct" "skipped: refused" "$full_s" \
+            "$(grep -m1 'error' "$logdir/translate-$ct.log" | cut -c1-120)"
+      else
+        row "translate base beam 4 batch 64, $ct" "$(status_of $((full_rc ? full_rc : load_rc)))" "$full_s" \
+            "$(first_error "$logdir/translate-$( ((load_rc)) && echo load-)$ct.log")"
+      fi
+    done
     # --device auto: the default picks the GPU and the header says so; an index past the last GPU is refused.
     # shellcheck disable=SC2016
     run_stage device-auto 60 bash -c 'echo "5 6 7" | "$@" --max-len-b 3' _ "$bin/tt-translate" -m "$model" \
