@@ -335,8 +335,10 @@ int main(int argc, char** argv) {
   std::map<std::string, Cost> kinds;
   for (const auto& [k, c] : rows) {
     std::string kind = k.substr(0, k.find(' '));
-    if (kind == "gemm")
-      kind = k.substr(0, 7) + (k.find(std::to_string(config.vocab_size_tgt)) != std::string::npos ? " vocab" : " d_model");
+    if (kind == "gemm") {
+      const bool vocab = k.find(std::to_string(config.vocab_size_tgt)) != std::string::npos;
+      kind = k.substr(0, 7) + (vocab ? " vocab" : " d_model");
+    }
     Cost& t = kinds[kind];
     t.wall += c.wall;
     t.cpu += c.cpu;

@@ -10,7 +10,7 @@
 
 using namespace tt;
 
-TEST_CASE("conformance: the CUDA backend is under test wherever an NVIDIA device is present", "[conformance]") {
+TEST_CASE("the CUDA backend is under test wherever an NVIDIA device is present", "[conformance]") {
   std::string names;
   for (const auto& b : test::backends_under_test()) names += " " + b.name;
   WARN("backends under test:" << names);

@@ -20,7 +20,8 @@ using tt::test::upload;
 TEST_CASE("add_bias: separate output and in place, on odd shapes and multiples of 4", "[conformance][elementwise]") {
   for_each_backend([](backend::Backend& be) {
     // Multiples of 4 take CUDA's four-column path.
-    for (auto [N, D] : {std::pair<int64_t, int>{1, 1}, {7, 33}, {129, 517}, {3000, 129}, {1, 4}, {5, 512}, {300, 1536}}) {
+    for (auto [N, D] :
+         {std::pair<int64_t, int>{1, 1}, {7, 33}, {129, 517}, {3000, 129}, {1, 4}, {5, 512}, {300, 1536}}) {
       INFO("N=" << N << " D=" << D);
       auto X = random_floats(static_cast<size_t>(N * D), 1), bias = random_floats(D, 2);
       std::vector<double> expected(X.size());
