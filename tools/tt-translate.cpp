@@ -148,12 +148,13 @@ int translate_main(int argc, char** argv) {
     for (size_t i = 1; i < f.models.size(); ++i)
       same = same && tt::io::stored_weight_type(full_configs[i], f.models[i] + "/config.json") == stored;
     if (same) f.compute_type = stored;
-    if (same && stored == "bf16") {  // a CPU without bf16 products runs it dequantized
+    // A device without products of that type (bf16 on an older CPU, int8 on CUDA) runs it dequantized.
+    if (same && stored != "float32") {
       try {
         tt::cli::make_decoding_backend(common.device, 1, stored);
       } catch (const tt::ConfigError& e) {
         if (!common.quiet)
-          std::fprintf(stderr, "tt-translate: note: %s; running the bf16 model at float32\n", e.what());
+          std::fprintf(stderr, "tt-translate: note: %s; running the %s model at float32\n", e.what(), stored.c_str());
         f.compute_type = "float32";
       }
     }

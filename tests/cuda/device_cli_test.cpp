@@ -1,6 +1,7 @@
 // --device on a GPU host, end to end through the tools: auto picks CUDA and the header names the GPU,
 // tt-translate runs on CUDA although its products cannot be batch-invariant there (and says so), cuda:N
-// selects GPU N, and an index past the last GPU or int8 products stop with one message (exit 1).
+// selects GPU N, an index past the last GPU or int8 products stop with one message (exit 1), and an int8
+// model file runs at float32.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -50,6 +51,14 @@ TEST_CASE("cuda --device auto: tt-train and tt-translate run on the GPU and thei
   CHECK(r.status == 1);
   CHECK(contains(r.err, "--compute-type int8 is not available on cuda:0"));
   CHECK(r.out.empty());
+  // An int8 model file, whose type is the default, runs there dequantized at float32, with a note.
+  r = run_command(tool("tt-convert") + " quantize " + quoted(model) + " -o " + quoted(dir.file("m8")) + " --type int8");
+  REQUIRE(r.status == 0);
+  r = run_command(tool("tt-translate") + " -m " + quoted(dir.file("m8")) +
+                  " --input-format ids --output-format ids --max-len-b 3", "5 6 7\n");
+  CHECK(r.status == 0);
+  CHECK(contains(r.err, "running the int8 model at float32"));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
 
   const int count = backend::cuda_device_count();
   r = run_command(translate + " --device cuda:" + std::to_string(count), "5 6 7\n");

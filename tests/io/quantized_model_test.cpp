@@ -2,6 +2,7 @@
 // runs it exactly as the float32 model at the same --compute-type (int8 on CPUs with VNNI; bf16 on CPUs
 // with AVX512-BF16 or AMX), and dequantizes it at any other compute type.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -156,4 +157,32 @@ TEST_CASE("tt-translate runs a quantized model as the float32 model at that comp
     // At float32 it is dequantized: it runs, close to but not the float32 model.
     CHECK_FALSE(translate(tmp.file(type), "--compute-type float32").empty());
   }
+}
+
+TEST_CASE("a model stored in a type the device has no products for runs dequantized at float32, with a note",
+          "[quantized]") {
+  tt::test::TmpDir tmp;
+  const std::string model = tmp.file("m");
+  auto r = run_command(tool("tt-train") + " --preset tiny --layers 2 --vocab-size 40 --synthetic-steps 2 --batch-size 2 "
+                       "--src-len 6 --tgt-len 6 --threads 1 -q -o " + model);
+  REQUIRE(r.status == 0);
+  if (run_command(tool("tt-translate") + " -m " + model + " --compute-type bf16 -q < /dev/null").status == 0) {
+    SUCCEED("this CPU has bf16 products: nothing to fall back from");  // the CUDA test covers int8 there
+    return;
+  }
+  r = run_command(tool("tt-convert") + " quantize " + model + " -o " + tmp.file("b") + " --type bf16");
+  REQUIRE(r.status == 0);
+  tmp.write("in.ids", "5 6 7 8 9\n10 11 12\n");
+  const std::string translate = tool("tt-translate") + " -m " + tmp.file("b") +
+                                " --input-format ids --output-format ids --max-len-b 8 --threads 1 < " +
+                                tmp.file("in.ids");
+  const auto by_default = run_command(translate);
+  INFO(by_default.err);
+  CHECK(by_default.status == 0);
+  CHECK(by_default.err.find("--compute-type bf16 is not available on cpu") != std::string::npos);
+  CHECK(by_default.err.find("running the bf16 model at float32") != std::string::npos);
+  const auto at_float32 = run_command(translate + " --compute-type float32 -q");
+  CHECK(at_float32.status == 0);
+  CHECK(by_default.out == at_float32.out);
+  CHECK(std::count(by_default.out.begin(), by_default.out.end(), '\n') == 2);
 }
