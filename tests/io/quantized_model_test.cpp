@@ -41,6 +41,15 @@ std::string save_model(const tt::test::TmpDir& tmp, const std::string& name) {
   return tmp.file(name);
 }
 
+
+// A 2-layer tiny model of a 40-piece vocabulary, trained 2 synthetic steps: tmp/m.
+std::string tiny_model(tt::test::TmpDir& tmp) {
+  const std::string model = tmp.file("m");
+  const auto r = run_command(tool("tt-train") + " --preset tiny --layers 2 --vocab-size 40 --synthetic-steps 2 "
+                             "--batch-size 2 --src-len 6 --tgt-len 6 --threads 1 -q -o " + model);
+  REQUIRE(r.status == 0);
+  return model;
+}
 }  // namespace
 
 TEST_CASE("quantize: linear weights as I8 with row scales, everything else F32, config and vocabulary kept",
@@ -127,10 +136,8 @@ TEST_CASE("quantize refuses a quantized model, an unknown type and an existing o
 TEST_CASE("tt-translate runs a quantized model as the float32 model at that compute type, on every worker",
           "[quantized]") {
   tt::test::TmpDir tmp;
-  const std::string model = tmp.file("m");
-  auto r = run_command(tool("tt-train") + " --preset tiny --layers 2 --vocab-size 40 --synthetic-steps 2 --batch-size 2 "
-                       "--src-len 6 --tgt-len 6 --threads 1 -q -o " + model);
-  REQUIRE(r.status == 0);
+  const std::string model = tiny_model(tmp);
+  tt::test::CommandResult r;
   tmp.write("in.ids", "5 6 7 8 9\n10 11 12\n\n13 14 15 16 17 18 19 20\n21\n");
   auto translate = [&](const std::string& dir, const std::string& flags) {
     const std::string out = tmp.file("scores");
@@ -162,10 +169,8 @@ TEST_CASE("tt-translate runs a quantized model as the float32 model at that comp
 TEST_CASE("a model stored in a type the device has no products for runs dequantized at float32, with a note",
           "[quantized]") {
   tt::test::TmpDir tmp;
-  const std::string model = tmp.file("m");
-  auto r = run_command(tool("tt-train") + " --preset tiny --layers 2 --vocab-size 40 --synthetic-steps 2 --batch-size 2 "
-                       "--src-len 6 --tgt-len 6 --threads 1 -q -o " + model);
-  REQUIRE(r.status == 0);
+  const std::string model = tiny_model(tmp);
+  tt::test::CommandResult r;
   if (run_command(tool("tt-translate") + " -m " + model + " --compute-type bf16 -q < /dev/null").status == 0) {
     SUCCEED("this CPU has bf16 products: nothing to fall back from");  // the CUDA test covers int8 there
     return;
