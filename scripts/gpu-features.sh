@@ -76,6 +76,10 @@ features=(
   "workers 2|demo|--workers 2"
 )
 
+# A refusal: exit 1 or 2, one message, no output. Anything else is a failure. (slug: the current row.)
+refused() { (($1 == 1 || $1 == 2)) && [[ ! -s $out/$slug.$2 ]]; }
+first() { head -1 "$out/$slug.$1.err" | cut -c1-100; }
+
 failures=0
 printf '%-40s %-10s %-10s %-16s %s\n' feature cpu cuda "same lines" "note"
 for f in "${features[@]}"; do
@@ -112,9 +116,6 @@ for f in "${features[@]}"; do
       failures=$((failures + 1))
     fi
   else
-    # A refusal: exit 1 or 2, one message, no output. Anything else is a failure.
-    refused() { (($1 == 1 || $1 == 2)) && [[ ! -s $out/$slug.$2 ]]; }
-    first() { head -1 "$out/$slug.$1.err" | cut -c1-100; }
     if ((rc_cpu == 0)) && refused "$rc_cuda" cuda; then
       note="refused on cuda: $(first cuda)"
     elif ((rc_cuda == 0)) && refused "$rc_cpu" cpu; then
