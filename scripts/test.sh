@@ -4,7 +4,7 @@
 #
 #   scripts/test.sh [--sanitize] [CTEST ARGS...]
 #     --sanitize  build in build-asan with AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off,
-#                 RelWithDebInfo) and run the same suite there: any sanitizer report fails the test
+#                 -O1 with line tables) and run the same suite there: any sanitizer report fails the test
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh --test
