@@ -85,6 +85,28 @@ TEST_CASE("int8 row-invariant gemm equals the worked quantized product exactly",
   CHECK(std::sqrt(err / norm) < 0.02);
 }
 
+// A's rows go to oneDNN shifted to u8 (q + 128, packed_gemm.cpp): the largest activations (q = +-127, u8 255
+// and 1) against the largest weights of both signs are where an int16 pair sum would saturate and where a
+// wrong shift correction would show.
+TEST_CASE("int8 row-invariant gemm: extreme activations and weights of both signs are exact", "[backend][gemm][int8]") {
+  const int M = 6, N = 260, K = 64;
+  std::vector<float> x(size_t(M) * K), w(size_t(N) * K);
+  for (int k = 0; k < K; ++k) {
+    x[size_t(0) * K + k] = 1.0f;                        // every element +127
+    x[size_t(1) * K + k] = -1.0f;                       // every element -127
+    x[size_t(2) * K + k] = k % 2 ? 1.0f : -1.0f;        // alternating
+    x[size_t(3) * K + k] = k < 2 ? 1.0f : 0.0f;         // mostly the zero point
+  }
+  auto rnd = random_floats(size_t(2) * K, 45, -1, 1);
+  std::copy(rnd.begin(), rnd.end(), x.begin() + 4 * K);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k)
+      w[size_t(n) * K + k] = n % 4 == 0 ? 1.0f : n % 4 == 1 ? -1.0f : n % 4 == 2 ? (k % 2 ? 1.0f : -1.0f) : float(k % 7) - 3;
+  const auto expected = expected_int8(x, w, M, N, K);
+  REQUIRE(expected[0] == Approx(float(K)));  // all-ones row times all-ones column: the scales undo the levels
+  REQUIRE(int8_product(1, x, w, M, N, K) == expected);
+}
+
 TEST_CASE("int8 row-invariant gemm: a row's bits do not depend on M or the thread count", "[backend][gemm][int8]") {
   const int M = 50, N = 512, K = 64;
   auto x = random_floats(size_t(M) * K, 43), w = random_floats(size_t(N) * K, 44);

@@ -39,6 +39,29 @@ dt element_type(PackedGemm::Operands type) {
   return type == PackedGemm::Operands::s8 ? dt::s8 : type == PackedGemm::Operands::bf16 ? dt::bf16 : dt::f32;
 }
 
+// int8's A goes to oneDNN as u8 = q + 128: u8 x s8 is the form the CPUs multiply (AVX2's vpmaddubsw, VNNI,
+// AMX), and oneDNN 2.6 runs s8 x s8 through a slow path on AVX2 (5-90 against 45-180 GOP/s, one thread,
+// decode shapes). The shift adds 128 * (sum of the column's weights) to every output, taken off again
+// exactly (integers), so the products' bits are those of s8 x s8.
+dt a_element_type(PackedGemm::Operands type) {
+  return type == PackedGemm::Operands::s8 ? dt::u8 : element_type(type);
+}
+
+std::vector<int32_t> shift_sums(const int8_t* rows, int width, int K) {
+  std::vector<int32_t> sums(static_cast<size_t>(width));
+  for (int n = 0; n < width; ++n) {
+    int32_t s = 0;
+    for (int k = 0; k < K; ++k) s += rows[static_cast<size_t>(n) * static_cast<size_t>(K) + static_cast<size_t>(k)];
+    sums[static_cast<size_t>(n)] = 128 * s;
+  }
+  return sums;
+}
+
+void unshift(int32_t* acc, int rows, int width, const int32_t* sums) {
+  for (int i = 0; i < rows; ++i)
+    for (int n = 0; n < width; ++n) acc[static_cast<size_t>(i) * static_cast<size_t>(width) + n] -= sums[n];
+}
+
 }  // namespace
 
 std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, Operands type) const {
@@ -61,7 +84,7 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, Operands t
   const bool int8 = type == Operands::s8;
   // int8, bf16: A is converted into a dense buffer (row stride K); int8's accumulators come out as s32.
   k->a_md = type == Operands::f32 ? memory::desc({height, K}, dt::f32, memory::dims{lda, 1})
-                                  : memory::desc({height, K}, element_type(type), memory::dims{K, 1});
+                                  : memory::desc({height, K}, a_element_type(type), memory::dims{K, 1});
   // A dense output tile: oneDNN's brgemm kernels take no other (a strided one falls back to its gemm).
   k->c_md = memory::desc({height, width}, int8 ? dt::s32 : dt::f32, memory::dims{width, 1});
   const memory::desc b_md({K, width}, element_type(type), memory::format_tag::any);
@@ -93,7 +116,8 @@ PackedGemm::Source PackedGemm::source(const float* B, int64_t ldb, const Given& 
 }
 
 memory PackedGemm::pack_block(const Kernel& k, const Source& from, int K, int c0, int width, Operands type,
-                              std::vector<float>& scales) {
+                              Int8Columns& columns) {
+  std::vector<float>& scales = columns.scales;
   dnnl::stream stream(engine_);
   memory packed(k.b_md, engine_);
   auto reorder = [&](dt t, const void* rows, int64_t ld) {  // rows: block row 0 of B, row stride ld
@@ -120,6 +144,7 @@ memory PackedGemm::pack_block(const Kernel& k, const Source& from, int K, int c0
       }
       first += part.N;
     }
+    if (type == Operands::s8) columns.shift_sums = shift_sums(reinterpret_cast<const int8_t*>(rows.data()), width, K);
     reorder(element_type(type), rows.data(), K);
   } else if (type == Operands::f32) {
     reorder(dt::f32, B + c0 * ldb, ldb);
@@ -131,6 +156,7 @@ memory PackedGemm::pack_block(const Kernel& k, const Source& from, int K, int c0
     std::vector<int8_t> q(static_cast<size_t>(width) * K);
     scales.resize(static_cast<size_t>(width));
     kernels_.quantize_rows_s8(ctx_, q.data(), scales.data(), B + c0 * ldb, width, K, ldb, int8_weight_levels());
+    columns.shift_sums = shift_sums(q.data(), width, K);
     reorder(dt::s8, q.data(), K);
   }
   return packed;
@@ -216,7 +242,7 @@ std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, 
     Kernel* k = kernel(K, width, lda, type, kInt8TileRows);  // the main tiles' layout (layout_for adds others)
     if (!k) return nullptr;
     Block b{c0, width, {}, {}};
-    b.packed.push_back(pack_block(*k, from, K, c0, width, type, b.scales));
+    b.packed.push_back(pack_block(*k, from, K, c0, width, type, b.int8));
     w.blocks.push_back(std::move(b));
   }
   if (cache.size() >= 1024) cache.clear();  // bound the cache (a model has a few hundred matrices)
@@ -227,8 +253,8 @@ size_t PackedGemm::layout_for(Block& b, const Kernel& k, const float* B, const G
                               Operands type) {
   for (size_t i = 0; i < b.packed.size(); ++i)
     if (b.packed[i].get_desc() == k.b_md) return i;
-  std::vector<float> scales;  // the same quantization as the first copy's
-  b.packed.push_back(pack_block(k, source(B, ldb, given, type), K, b.c0, b.width, type, scales));
+  Int8Columns columns;  // the same quantization as the first copy's
+  b.packed.push_back(pack_block(k, source(B, ldb, given, type), K, b.c0, b.width, type, columns));
   return b.packed.size() - 1;
 }
 
@@ -274,11 +300,12 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
   }
   const int64_t padded_rows = tiles.back().r0 + tiles.back().height;
   const Tile& last = tiles.back();
-  if (int8) {  // every row quantized once; the padding rows of the last tile are zero
-    quantized_a_.resize(static_cast<size_t>(padded_rows) * K);
+  if (int8) {  // every row quantized once and shifted to u8; the padding rows of the last tile are zero
+    shifted_a_.resize(static_cast<size_t>(padded_rows) * K);
     a_scales_.assign(static_cast<size_t>(padded_rows), 0.0f);
-    std::fill(quantized_a_.begin() + static_cast<ptrdiff_t>(M) * K, quantized_a_.end(), int8_t{0});
-    kernels_.quantize_rows_s8(ctx_, quantized_a_.data(), a_scales_.data(), A, M, K, lda, 127);
+    std::fill(shifted_a_.begin() + static_cast<ptrdiff_t>(M) * K, shifted_a_.end(), uint8_t{0});
+    kernels_.quantize_rows_s8(ctx_, reinterpret_cast<int8_t*>(shifted_a_.data()), a_scales_.data(), A, M, K, lda, 127);
+    for (uint8_t& q : shifted_a_) q ^= 0x80;  // two's complement: q + 128
   } else if (type == Operands::bf16) {  // every row rounded once; the padding rows of the last tile are zero
     bf16_a_.resize(static_cast<size_t>(padded_rows) * K);
     std::fill(bf16_a_.begin() + static_cast<ptrdiff_t>(M) * K, bf16_a_.end(), uint16_t{0});
@@ -330,7 +357,7 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         }
         const bool padded = tile.rows < tile.height;
         const int64_t r0 = tile.r0;
-        void* a = int8                    ? static_cast<void*>(quantized_a_.data() + r0 * K)
+        void* a = int8                    ? static_cast<void*>(shifted_a_.data() + r0 * K)
                   : type == Operands::bf16 ? static_cast<void*>(bf16_a_.data() + r0 * K)
                                            : const_cast<float*>(padded ? tail_a_.data() : A + r0 * lda);
         am.set_data_handle(a);
@@ -342,8 +369,10 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         const int rows = tile.rows;
         if (direct) continue;
         if (int8) {
-          kernels_.dequantize_s32(ctx_, C + r0 * ldc + b.c0, ldc, reinterpret_cast<const int32_t*>(c), rows, b.width,
-                                  a_scales_.data() + r0, b.scales.data());
+          auto* acc = reinterpret_cast<int32_t*>(c);
+          unshift(acc, rows, b.width, b.int8.shift_sums.data());
+          kernels_.dequantize_s32(ctx_, C + r0 * ldc + b.c0, ldc, acc, rows, b.width, a_scales_.data() + r0,
+                                  b.int8.scales.data());
         } else {
           for (int i = 0; i < rows; ++i)
             std::memcpy(C + (r0 + i) * ldc + b.c0, c + static_cast<size_t>(i) * b.width,

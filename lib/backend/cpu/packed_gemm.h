@@ -85,12 +85,16 @@ class PackedGemm {
            Operands type = Operands::f32);
 
  private:
+  struct Int8Columns {  // int8: per column of the block, [width]
+    std::vector<float> scales;
+    std::vector<int32_t> shift_sums;  // 128 * the sum of its quantized weights: what A's u8 shift adds
+  };
   struct Block {
     int c0 = 0, width = 0;
     // Packed [K, width], one copy per layout its kernels ask for: usually one, but int8's 4-row tail can
     // get a VNNI kernel (weights with s8 compensation) where the 16-row tiles get AMX (oneDNN 2.6, Xeon).
     std::vector<dnnl::memory> packed;
-    std::vector<float> scales;  // int8: [width], the columns' scales
+    Int8Columns int8;
   };
   struct Weights {
     std::vector<float> sample;  // the fingerprint
@@ -134,7 +138,7 @@ class PackedGemm {
   };
   static Source source(const float* B, int64_t ldb, const Given& given, Operands type);
   dnnl::memory pack_block(const Kernel& k, const Source& from, int K, int c0, int width, Operands type,
-                          std::vector<float>& scales);
+                          Int8Columns& columns);
   // The adopted weights that make up B [N, K] for products of `type`; empty if they do not cover it all
   // (then any adopted weight inside B is restored: the product reads B's fp32 values).
   Given given_rows(const float* B, int N, int K, int64_t ldb, Operands type);
@@ -152,7 +156,7 @@ class PackedGemm {
   int tile_rows_[2] = {0, 0};            // f32, bf16: decided by the first such kernel oneDNN creates
   std::vector<float> tail_a_;            // fp32: the last, partial tile of A padded to a tile (same stride)
   std::vector<uint16_t> bf16_a_;         // bf16: A rounded, [padded rows, K] (padding rows zero)
-  std::vector<int8_t> quantized_a_;      // int8: A quantized, [padded rows, K] (padding rows zero)
+  std::vector<uint8_t> shifted_a_;       // int8: A quantized + 128, [padded rows, K]
   std::vector<float> a_scales_;          // int8: [padded rows]
   std::vector<std::vector<char>> scratch_;  // per thread
   std::vector<std::vector<float>> tiles_;   // per thread: the dense [height, width] output tile (f32 or s32)
