@@ -246,7 +246,7 @@ int translate_main(int argc, char** argv) {
     if (f.compute_type == "int8" && !isa.empty() && isa.find("vnni") == std::string::npos &&
         isa.find("bf16") == std::string::npos && isa.find("amx") == std::string::npos)
       std::fprintf(stderr, "tt-translate: note: no int8 dot-product instructions (VNNI) for oneDNN here (%s): "
-                           "--compute-type float32 may be faster\n", isa.c_str());
+                           "the weights get 7 bits, not 8\n", isa.c_str());
   }
   std::ofstream scores_out;
   if (!f.scores_file.empty()) {
