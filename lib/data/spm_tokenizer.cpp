@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <random>
 
@@ -62,9 +63,18 @@ SpmTokenizer SpmTokenizer::load(const std::string& path) {
                       "retrain it with 'tt-tokenize train' or pass the right PREFIX.model");
   }
   auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  auto status = processor->LoadFromSerializedProto(bytes);
-  if (!status.ok() || processor->GetPieceSize() <= 0) {
-    std::string why = status.ok() ? "it has no pieces" : spm_status_message(status, "cannot parse it");
+  sentencepiece::util::Status status;
+  std::string thrown;
+  try {
+    status = processor->LoadFromSerializedProto(bytes);
+  } catch (const std::exception& e) {
+    // Its trie builder throws instead of returning a Status on some corrupt pieces (a NUL first byte).
+    thrown = e.what();
+  }
+  if (!thrown.empty() || !status.ok() || processor->GetPieceSize() <= 0) {
+    std::string why = !thrown.empty() ? "its pieces do not build a trie: " + thrown
+                      : status.ok()   ? "it has no pieces"
+                                      : spm_status_message(status, "cannot parse it");
     throw FormatError(path + ": not a valid SentencePiece model (" + why + ")",
                       "the file is corrupt or of another kind; pass the PREFIX.model from 'tt-tokenize train'");
   }
