@@ -1,8 +1,11 @@
-// The CPU decoding kernels give the same bits on 1 and 2 threads, and the fused log_softmax_topk the bits
+// The CPU decoding kernels give the same bits on 1 and 2 threads and with AVX2's and AVX-512's register
+// widths, and the fused log_softmax_topk the bits
 // of ops/'s composition. Their values against the references, on every backend:
 // tests/conformance/decoding_kernels_test.cpp.
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/kernel_fixture.h"
@@ -47,6 +50,23 @@ TEST_CASE("attention_decode gives the same bits on 1 and 2 threads", "[backend][
     const DecodeCase c(H, Dh);
     backend::cpu::CpuBackend one(1), two(2);
     CHECK(run_attention_decode(one, c) == run_attention_decode(two, c));
+  }
+}
+
+TEST_CASE("attention_decode's lanes path gives the same bits with registers of 8 and 16 floats",
+          "[backend][decode]") {
+  // The avx2 and avx512 variants hold the 16 lanes in two registers or one and must add them in the same
+  // tree (both contract to FMA alike; the baseline variant, without FMA, rounds differently).
+  const std::vector<std::string> isas = backend::cpu::supported_isas();
+  if (isas.size() < 3) {
+    WARN("this processor has no AVX-512: the register widths are not compared");
+    return;
+  }
+  for (auto [H, Dh] : {std::pair{6, 16}, std::pair{8, 64}, std::pair{5, 32}}) {
+    INFO("H " << H << " Dh " << Dh);
+    const DecodeCase c(H, Dh);
+    backend::cpu::CpuBackend avx2(2, "avx2"), avx512(2, "avx512");
+    CHECK(run_attention_decode(avx2, c) == run_attention_decode(avx512, c));
   }
 }
 

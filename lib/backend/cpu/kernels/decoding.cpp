@@ -13,28 +13,11 @@
 #include "backend/cpu/kernels/kernel_functions.h"
 #include "backend/cpu/kernels/lanes.h"
 #include "backend/cpu/kernels/log_softmax_shift.h"
+#include "backend/cpu/kernels/native_lanes.h"
 
 namespace tt::backend::cpu::TT_CPU_ISA {
 
 namespace {
-
-// The sums of the 16 lanes of each of x[0..3], into out[0..3]: halves of two vectors at a time, so four
-// heads cost 6 shuffles and 4 adds instead of four folds of 4 shuffles and 4 adds each.
-inline void fold4(float* out, const Lanes* x) {
-  const LaneIndex lo{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
-  const LaneIndex hi{8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31};
-  const Lanes u0 = __builtin_shuffle(x[0], x[1], lo) + __builtin_shuffle(x[0], x[1], hi);  // 8 lanes each
-  const Lanes u1 = __builtin_shuffle(x[2], x[3], lo) + __builtin_shuffle(x[2], x[3], hi);
-  const LaneIndex lo4{0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27};
-  const LaneIndex hi4{4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31};
-  Lanes v = __builtin_shuffle(u0, u1, lo4) + __builtin_shuffle(u0, u1, hi4);  // 4 lanes each
-  v += __builtin_shuffle(v, LaneIndex{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13});
-  v += __builtin_shuffle(v, LaneIndex{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14});
-  out[0] = v[0];
-  out[1] = v[4];
-  out[2] = v[8];
-  out[3] = v[12];
-}
 
 // Each head's scores w[h, 0..n) -> softmax in place, zeros up to max_keys (w: [H, max_keys]).
 void softmax_keys(float* w, int n, int max_keys, int H) {
@@ -50,44 +33,67 @@ void softmax_keys(float* w, int n, int max_keys, int H) {
   }
 }
 
-// One query row against its keys, Dh a multiple of 16: scores per head in lanes (4 heads folded at once),
-// the softmax over lanes, and each head's context accumulated in registers over the keys (ascending).
-void attend_row_lanes(float* c, float* w, const float* qr, const float* k, const float* v, int64_t ld,
-                      const int32_t* keys, int n, int max_keys, int H, int Dh, float scale) {
-  const int per_head = Dh / kLanes;
-  float dots[4];
+// The scaled dot products of the query row's heads h0 .. h0 + kHeads with key row kr, into column j of w.
+template <int kHeads>
+inline void head_dots(float* w, int max_keys, int j, const float* qr, const float* kr, int h0, int Dh, float scale) {
+  Reg acc[kHeads][kRegsPerLanes] = {};
+  Reg a, b;
+  for (int g = 0; g < kHeads; ++g)
+    for (int d = (h0 + g) * Dh; d < (h0 + g + 1) * Dh; d += kLanes)
+      for (int r = 0; r < kRegsPerLanes; ++r) {
+        load_reg(a, qr + d + r * kRegLanes);
+        load_reg(b, kr + d + r * kRegLanes);
+        acc[g][r] += a * b;
+      }
+  float dots[kHeads];
+  if constexpr (kHeads == 4) fold4_regs(dots, acc);
+  else
+    for (int g = 0; g < kHeads; ++g) dots[g] = fold_regs(acc[g]);
+  for (int g = 0; g < kHeads; ++g) w[static_cast<int64_t>(h0 + g) * max_keys + j] = dots[g] * scale;
+}
+
+// c[at, at + kRegs * kRegLanes) = sum over the keys (ascending) of p[j] * v[keys[j]][same columns].
+template <int kRegs>
+inline void context_regs(float* c, const float* p, const float* v, int64_t ld, const int32_t* keys, int n, int at) {
+  Reg acc[kRegs] = {};
+  Reg x;
   for (int j = 0; j < n; ++j) {
-    const float* kr = k + static_cast<int64_t>(keys[j]) * ld;
-    for (int h0 = 0; h0 < H; h0 += 4) {
-      const int heads = H - h0 < 4 ? H - h0 : 4;
-      Lanes acc[4] = {}, a, b;
-      for (int g = 0; g < heads; ++g)
-        for (int i = 0; i < per_head; ++i) {
-          load_lanes(a, qr + (h0 + g) * Dh + i * kLanes);
-          load_lanes(b, kr + (h0 + g) * Dh + i * kLanes);
-          acc[g] += a * b;
-        }
-      if (heads == 4) fold4(dots, acc);
-      else
-        for (int g = 0; g < heads; ++g) dots[g] = fold<false>(acc[g]);
-      for (int g = 0; g < heads; ++g) w[static_cast<int64_t>(h0 + g) * max_keys + j] = dots[g] * scale;
+    const float* vr = v + static_cast<int64_t>(keys[j]) * ld + at;
+    for (int i = 0; i < kRegs; ++i) {
+      load_reg(x, vr + i * kRegLanes);
+      acc[i] += p[j] * x;
     }
   }
+  for (int i = 0; i < kRegs; ++i) store_reg(c + at + i * kRegLanes, acc[i]);
+}
+
+// One query row against its keys, Dh a multiple of 16: scores in the 16 lanes of lanes.h (held in native
+// registers, 4 heads at a time), the softmax, and each head's context accumulated in registers over the
+// keys (ascending). The bits do not depend on the instruction set's register width.
+void attend_row_lanes(float* c, float* w, const float* qr, const float* k, const float* v, int64_t ld,
+                      const int32_t* keys, int n, int max_keys, int H, int Dh, float scale) {
+  for (int j = 0; j < n; ++j) {
+    const float* kr = k + static_cast<int64_t>(keys[j]) * ld;
+    int h0 = 0;
+    for (; h0 + 4 <= H; h0 += 4) head_dots<4>(w, max_keys, j, qr, kr, h0, Dh, scale);
+    for (; h0 < H; ++h0) head_dots<1>(w, max_keys, j, qr, kr, h0, Dh, scale);
+  }
   softmax_keys(w, n, max_keys, H);
+  const int regs = Dh / kRegLanes;
   for (int h = 0; h < H; ++h) {
     const float* p = w + static_cast<int64_t>(h) * max_keys;
-    for (int i0 = 0; i0 < per_head; i0 += 4) {
-      const int m = per_head - i0 < 4 ? per_head - i0 : 4;
-      Lanes acc[4] = {}, x;
-      for (int j = 0; j < n; ++j) {
-        const float* vr = v + static_cast<int64_t>(keys[j]) * ld + h * Dh + i0 * kLanes;
-        for (int i = 0; i < m; ++i) {
-          load_lanes(x, vr + i * kLanes);
-          acc[i] += p[j] * x;
-        }
-      }
-      for (int i = 0; i < m; ++i) std::memcpy(c + h * Dh + (i0 + i) * kLanes, &acc[i], sizeof(Lanes));
+    const auto at = [&](int i) { return h * Dh + i * kRegLanes; };
+    int i = 0;
+    for (; i + 8 <= regs; i += 8) context_regs<8>(c, p, v, ld, keys, n, at(i));
+    if (i + 4 <= regs) {
+      context_regs<4>(c, p, v, ld, keys, n, at(i));
+      i += 4;
     }
+    if (i + 2 <= regs) {
+      context_regs<2>(c, p, v, ld, keys, n, at(i));
+      i += 2;
+    }
+    if (i < regs) context_regs<1>(c, p, v, ld, keys, n, at(i));
   }
 }
 
