@@ -174,7 +174,7 @@ void check_request(const Flags& f) {
   for (const std::string* model : {&f.spm, &f.src_spm, &f.tgt_spm})
     if (!model->empty()) tt::cli::check_input_file(*model, "SentencePiece model");
   for (const std::string* dir : {&f.resume, &f.init})
-    if (!dir->empty() && !fs::is_directory(*dir))
+    if (std::error_code ec; !dir->empty() && !fs::is_directory(*dir, ec))
       throw tt::IoError(*dir + ": not a directory", "give a run directory (--resume) or model directory (--init)");
   const bool corpus_run = !f.train.empty() || !f.resume.empty();
   auto usage = [](const std::string& what) {

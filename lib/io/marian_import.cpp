@@ -18,6 +18,7 @@
 #include "util/atomic_dir.h"
 #include "util/error.h"
 #include "util/file_bytes.h"
+#include "util/file_kind.h"
 #include "util/version.h"
 
 namespace tt::io {
@@ -133,9 +134,9 @@ struct Vocabularies {
 
 Vocabularies find_vocabularies(const std::string& hf_dir) {
   Vocabularies v{"source.spm", "target.spm", "vocab.json", "vocab.json"};
-  if (fs::is_regular_file(join(hf_dir, "target_vocab.json"))) v.target_ids = "target_vocab.json";  // separate_vocabs
+  if (util::regular_file_exists(join(hf_dir, "target_vocab.json"))) v.target_ids = "target_vocab.json";  // separate_vocabs
   for (const std::string* name : {&v.source_spm, &v.target_spm, &v.source_ids, &v.target_ids})
-    if (!fs::is_regular_file(join(hf_dir, *name)))
+    if (!util::regular_file_exists(join(hf_dir, *name)))
       throw FormatError(hf_dir + ": no " + *name, "a MarianMTModel directory holds source.spm, target.spm and vocab.json");
   return v;
 }
@@ -166,8 +167,8 @@ MarianImportResult import_marian(const std::string& hf_dir, const std::string& o
                                  const MarianImportOptions& options) {
   const std::string config_path = join(hf_dir, "config.json");
   const std::string weights_path = join(hf_dir, "model.safetensors");
-  if (!fs::is_regular_file(weights_path)) {
-    const std::string hint = fs::is_regular_file(join(hf_dir, "pytorch_model.bin"))
+  if (!util::regular_file_exists(weights_path)) {
+    const std::string hint = util::regular_file_exists(join(hf_dir, "pytorch_model.bin"))
                                  ? "re-save it with safetensors: python3 -c \"from transformers import MarianMTModel; "
                                    "MarianMTModel.from_pretrained('DIR').save_pretrained('DIR', safe_serialization=True)\""
                                  : "is this a MarianMTModel directory?";

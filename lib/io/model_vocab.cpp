@@ -61,7 +61,7 @@ VocabFiles vocab_files(const std::string& dir, const nlohmann::json& config) {
     const std::string path = (fs::path(dir) / name->get<std::string>()).string();
     if (util::is_special_file(path))  // a FIFO would hang the reader
       throw IoError(path + ": is " + util::file_kind(path) + ", expected a " + what + " file");
-    if (!fs::is_regular_file(path))
+    if (!util::regular_file_exists(path))
       throw FormatError(where + ": the " + std::string(key) + " " + what + " " + path + " is missing",
                         "copy the file back into the model directory");
     *out = path;

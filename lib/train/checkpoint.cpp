@@ -15,6 +15,7 @@
 #include "util/atomic_dir.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/file_kind.h"
 
 namespace fs = std::filesystem;
 
@@ -89,7 +90,7 @@ std::string write_checkpoint(const std::string& run_dir, const CheckpointContent
 
 void load_weights(const std::string& checkpoint_dir, const nn::ParameterSet& weights, const nn::ParameterSet* average) {
   const std::string trained = (fs::path(checkpoint_dir) / training_weights_file_name).string();
-  const bool separate = fs::exists(trained);
+  const bool separate = util::regular_file_exists(trained);
   if (separate) io::load_parameters(trained, weights);
   else io::load_model_weights(checkpoint_dir, weights);
   if (!average) return;

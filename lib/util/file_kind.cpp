@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <system_error>
 
 #include "util/error.h"
 
@@ -35,6 +36,15 @@ bool is_special_file(const std::string& path) {
   std::error_code ec;
   const fs::file_status s = fs::status(path, ec);
   return fs::exists(s) && !fs::is_regular_file(s) && !fs::is_directory(s);
+}
+
+bool regular_file_exists(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status s = fs::status(path, ec);
+  if (fs::exists(s)) return fs::is_regular_file(s);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    throw IoError(path + ": " + ec.message());
+  return false;
 }
 
 void require_regular_file(const std::string& path, const std::string& what) {

@@ -14,6 +14,11 @@ std::string file_kind(const std::string& path);
 // a socket), following symlinks.
 bool is_special_file(const std::string& path);
 
+// True if `path` names (a symlink to) a regular file, false if nothing is there; a name the system
+// refuses (too long, a symlink loop, no permission on a directory above) is a tt::IoError naming it.
+// (std::filesystem's own one-argument queries throw std::filesystem_error, which is not a tt::Error.)
+bool regular_file_exists(const std::string& path);
+
 // Throws tt::IoError naming `path` unless it is (a symlink to) a regular file: missing, a directory,
 // a FIFO, a device or a socket. `what` names the expected content ("a .safetensors file").
 void require_regular_file(const std::string& path, const std::string& what);

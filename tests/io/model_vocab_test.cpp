@@ -38,4 +38,9 @@ TEST_CASE("vocab_files: a missing section or file names config.json", "[io][voca
       Catch::Contains("x.model is missing"));
   CHECK_THROWS_AS(tt::io::copy_vocab_files(tmp.path(), tmp.file("absent.model"), tmp.file("absent.model")),
                   tt::IoError);
+  // A name longer than the file system allows (the fuzzer found std::filesystem's exception escaping here).
+  const std::string long_name(300, 'x');
+  const nlohmann::json too_long{{"vocab", {{"source", long_name}, {"target", "y.model"}}}};
+  CHECK_THROWS_AS(tt::io::vocab_files(tmp.path(), too_long), tt::IoError);
+  CHECK_THROWS_WITH(tt::io::vocab_files(tmp.path(), too_long), Catch::Contains(long_name) && Catch::Contains("too long"));
 }
