@@ -1,7 +1,6 @@
 // The CPU decoding kernels give the same bits on 1 and 2 threads and with AVX2's and AVX-512's register
-// widths, and the fused log_softmax_topk the bits
-// of ops/'s composition. Their values against the references, on every backend:
-// tests/conformance/decoding_kernels_test.cpp.
+// widths, and the fused log_softmax_topk the bits of ops/'s composition. Their values against the
+// references, on every backend: tests/conformance/decoding_kernels_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <string>

@@ -27,37 +27,36 @@ typedef int32_t RegIndex __attribute__((vector_size(kRegLanes * sizeof(int32_t))
 inline void load_reg(Reg& r, const float* x) { std::memcpy(&r, x, sizeof r); }
 inline void store_reg(float* x, const Reg& r) { std::memcpy(x, &r, sizeof r); }
 
-// The sum of the 16 lanes in r[0, kRegsPerLanes) (r is overwritten).
-inline float fold_regs(Reg* r) {
+// r[0, kRegsPerLanes) added into one register in fold<false>'s first steps (lane l with l + 8, then with
+// l + 4, as far as the registers go); r is overwritten.
+inline Reg combine_regs(Reg* r) {
   for (int half = kRegsPerLanes / 2; half >= 1; half /= 2)
     for (int i = 0; i < half; ++i) r[i] += r[i + half];
-  Reg x = r[0];
+  return r[0];
+}
+
+// The sum of the 16 lanes in r[0, kRegsPerLanes) (r is overwritten).
+inline float fold_regs(Reg* r) {
+  Reg x = combine_regs(r);
 #if defined(__AVX512F__)
-  x += __builtin_shuffle(x, RegIndex{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
-  x += __builtin_shuffle(x, RegIndex{4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11});
-  x += __builtin_shuffle(x, RegIndex{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13});
-  x += __builtin_shuffle(x, RegIndex{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14});
+  return fold<false>(x);  // one register holds all 16 lanes: lanes.h's own fold
 #elif defined(__AVX__)
   x += __builtin_shuffle(x, RegIndex{4, 5, 6, 7, 0, 1, 2, 3});
   x += __builtin_shuffle(x, RegIndex{2, 3, 0, 1, 6, 7, 4, 5});
   x += __builtin_shuffle(x, RegIndex{1, 0, 3, 2, 5, 4, 7, 6});
+  return x[0];
 #else
   x += __builtin_shuffle(x, RegIndex{2, 3, 0, 1});
   x += __builtin_shuffle(x, RegIndex{1, 0, 3, 2});
-#endif
   return x[0];
+#endif
 }
 
 // fold_regs of four sums at once, r[g][0, kRegsPerLanes) for g < 4, into out[g] (r is overwritten): the
 // shuffles combine two heads' registers, so four heads cost fewer shuffles than four folds.
 inline void fold4_regs(float* out, Reg (*r)[kRegsPerLanes]) {
 #if defined(__AVX512F__) || defined(__AVX__)
-  Reg x[4];
-  for (int g = 0; g < 4; ++g) {
-    for (int half = kRegsPerLanes / 2; half >= 1; half /= 2)
-      for (int i = 0; i < half; ++i) r[g][i] += r[g][i + half];
-    x[g] = r[g][0];
-  }
+  const Reg x[4] = {combine_regs(r[0]), combine_regs(r[1]), combine_regs(r[2]), combine_regs(r[3])};
 #endif
 #if defined(__AVX512F__)
   const RegIndex lo{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
