@@ -144,6 +144,10 @@ class Backend {
   // that packs nothing): the caller adopts the stored weights for this one too. Call after the modes,
   // before any product or adoption here.
   virtual bool share_packed_weights(Backend& /*first*/) { return false; }
+  // Products against a weight at `values` stop reusing what was packed from it (any shape): its values are
+  // about to change, or its memory to hold another weight (a vocabulary shortlist's output rows, gathered
+  // anew for every batch). Packed copies are otherwise recognised by address and a sample of values only.
+  virtual void forget_packed(const float* /*values*/) {}
   // Weights mirrored in bf16 (no effect in fp32): converts values[0, n) once, and until release, any bf16
   // product operand lying inside that range is read from the copy instead of being converted again. The
   // caller must not change the values while the copy is held (the trainer holds it for one step's

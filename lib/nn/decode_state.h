@@ -72,6 +72,8 @@ class DecodeState {
   std::vector<int32_t> host_rows_, host_counts_;              // upload staging
   tensor::Tensor self_rows_, self_counts_, cross_rows_, cross_counts_;  // device copies, capacity max_rows
   bool cross_stale_ = true;  // cross tables need uploading (rows changed)
+  // Transformer::restrict_output: the output layer's rows (and bias) of a vocabulary shortlist; undefined: all.
+  tensor::Tensor output_table_, output_bias_;
 };
 
 }  // namespace tt::nn

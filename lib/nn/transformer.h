@@ -115,6 +115,12 @@ class Transformer {
   // tensors have n * rows rows.
   tensor::Tensor decode_steps(DecodeState& state, const std::vector<int32_t>& tokens, int n,
                               tensor::Arena& step_arena, bool log_probs = false, AttentionCapture* capture = nullptr);
+  // A vocabulary shortlist: from now on the state's steps return [rows, columns.size()], column j being
+  // target id columns[j] (ids in range; the output layer's rows gathered once into `arena`, which must
+  // outlive the state). A product packs the gathered rows at their address: call the backend's
+  // forget_packed(restricted_table(state)) before that memory holds anything else.
+  void restrict_output(DecodeState& state, const std::vector<int32_t>& columns, tensor::Arena& arena);
+  static const float* restricted_table(const DecodeState& state);
   // Keep / duplicate hypotheses: new row i continues old row index[i] (index.size() <= max_rows). Also
   // permutes the cross-attention K/V and source lengths, so rows may come from different sentences.
   void reorder(DecodeState& state, const std::vector<int32_t>& index);

@@ -109,12 +109,32 @@ Tensor Transformer::decode_steps(DecodeState& st, const std::vector<int32_t>& to
   Tensor hidden = m.decoder.forward_step(
       ids, st.caches_, keys, m.embeddings, step_arena,
       capture ? DecoderCaptures{&capture->decoder_self, &capture->decoder_cross} : DecoderCaptures{});
-  const Tensor& table = m.embeddings.table(Side::target);
+  const bool restricted = st.output_table_.defined();
+  const Tensor& table = restricted ? st.output_table_ : m.embeddings.table(Side::target);
   Tensor logits = step_arena.allocate(Shape{queries, table.dim(0)});
-  output_projection_forward(logits, hidden, table, m.embeddings.output_bias());
+  output_projection_forward(logits, hidden, table, restricted ? st.output_bias_ : m.embeddings.output_bias());
   if (log_probs) ops::log_softmax(logits);
   st.length_ += n;
   return logits;
+}
+
+void Transformer::restrict_output(DecodeState& st, const std::vector<int32_t>& columns, tensor::Arena& arena) {
+  const Tensor& table = impl_->embeddings.table(Side::target);
+  const Tensor& bias = impl_->embeddings.output_bias();
+  const int64_t C = static_cast<int64_t>(columns.size()), D = table.dim(1);
+  if (C == 0) throw Error("restrict_output: no columns");
+  const Tensor index = ops::upload_ids(arena, columns, Shape{C}, static_cast<int>(table.dim(0)), "shortlist");
+  st.output_table_ = arena.allocate(Shape{C, D});
+  ops::gather_rows(st.output_table_, table, index, C, D);
+  st.output_bias_ = Tensor();
+  if (bias.defined()) {
+    st.output_bias_ = arena.allocate(Shape{C});
+    ops::gather_rows(st.output_bias_, bias, index, C, 1);
+  }
+}
+
+const float* Transformer::restricted_table(const DecodeState& st) {
+  return st.output_table_.defined() ? st.output_table_.f32() : nullptr;
 }
 
 void Transformer::reorder(DecodeState& st, const std::vector<int32_t>& index) {

@@ -64,6 +64,7 @@ class CpuBackend final : public Backend, public Bf16Storage {
   bool adopt_stored_weight(const float* slot, std::shared_ptr<const StoredWeight> w) override;
   // Shares `first`'s packed weights where both are CPU backends in row-invariant mode.
   bool share_packed_weights(Backend& first) override;
+  void forget_packed(const float* values) override;
   void hold_bf16_weights(const float* values, int64_t n) override;
   void release_bf16_weights() override;
   void keep_bf16_operand(const float* values, int64_t n) override;

@@ -207,6 +207,10 @@ bool CpuBackend::share_packed_weights(Backend& first) {
   return true;
 }
 
+void CpuBackend::forget_packed(const float* values) {
+  if (matmul_ && matmul_->packed) matmul_->packed->forget(values);
+}
+
 // Row-invariant gemm. oneDNN's sgemm (v3, AVX-512 host, measured) gives a row bits that depend on M (one
 // kernel for M = 1, another below 16 rows, another from 16 on) and, for large K, on the thread count. Every
 // row here goes through a single-threaded sgemm call with at least 16 rows on a column block fixed by N

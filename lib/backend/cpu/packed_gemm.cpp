@@ -174,6 +174,13 @@ void PackedGemm::restore(const float* slot) {
   restore_locked(slot);
 }
 
+void PackedGemm::forget(const float* B) {
+  const std::lock_guard<std::mutex> lock(store_->mutex);
+  const auto address = static_cast<int64_t>(reinterpret_cast<uintptr_t>(B));
+  auto& cache = store_->weights;
+  for (auto it = cache.begin(); it != cache.end();) it = it->first[0] == address ? cache.erase(it) : std::next(it);
+}
+
 void PackedGemm::restore_locked(const float* slot) {
   auto& adopted = store_->adopted;
   const auto it = adopted.find(slot);

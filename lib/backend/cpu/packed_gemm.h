@@ -79,6 +79,8 @@ class PackedGemm {
   // that products of another kind (another precision, a shape oneDNN refuses) can read B. Else nothing.
   void restore(const float* slot);
   void restore_all();
+  // Drops what was packed from B's address (every shape and type), so the next product packs it again.
+  void forget(const float* B);
 
   // Returns false (and computes nothing) where oneDNN offers no primitive for the shape.
   bool run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
