@@ -23,7 +23,10 @@ std::vector<TargetScore> score_targets(StepScorer& scorer, const std::vector<std
                   std::to_string(scorer.max_positions() - 1));
     longest = std::max(longest, t.size());
   }
-  scorer.start(sources, static_cast<int>(sources.size()), static_cast<int>(longest) + 1);
+  std::vector<int32_t> required{ids.eos};  // a shortlist keeps every target token
+  for (const auto& t : targets) required.insert(required.end(), t.begin(), t.end());
+  scorer.start(sources, static_cast<int>(sources.size()), static_cast<int>(longest) + 1, required);
+  const std::vector<int32_t>* columns = scorer.columns();
   std::vector<size_t> active(sources.size());  // row r scores pair active[r]
   for (size_t i = 0; i < active.size(); ++i) active[i] = i;
   std::vector<int32_t> tokens(sources.size(), ids.bos), wanted, index;
@@ -37,7 +40,7 @@ std::vector<TargetScore> score_targets(StepScorer& scorer, const std::vector<std
     wanted.clear();
     for (int64_t r = 0; r < rows; ++r) {
       const auto& target = targets[active[static_cast<size_t>(r)]];
-      wanted.push_back(t < target.size() ? target[t] : ids.eos);
+      wanted.push_back(column_of(columns, t < target.size() ? target[t] : ids.eos));
     }
     tensor::ArenaScope scope(*arena);
     const std::vector<float> lp = ops::download_columns(log_probs, wanted, *arena);

@@ -1,6 +1,7 @@
 #include "decode/scorer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include <optional>
@@ -14,11 +15,33 @@
 
 namespace tt::decode {
 
-ModelScorer::ModelScorer(nn::Transformer& model, bool logits)
-    : model_(model), logits_(logits), encode_arena_(model.backend()), cache_arena_(model.backend()), step_arena_(model.backend()) {}
+ModelScorer::ModelScorer(nn::Transformer& model, bool logits, const Shortlist* shortlist)
+    : model_(model),
+      logits_(logits),
+      shortlist_(shortlist),
+      encode_arena_(model.backend()),
+      cache_arena_(model.backend()),
+      step_arena_(model.backend()) {
+  if (shortlist_ && (shortlist_->target_vocab() != model.config().vocab_size_tgt ||
+                     shortlist_->source_vocab() != model.config().vocab_size_src))
+    throw ConfigError("the shortlist is for vocabularies of " + std::to_string(shortlist_->source_vocab()) + " / " +
+                          std::to_string(shortlist_->target_vocab()) + " pieces, the model has " +
+                          std::to_string(model.config().vocab_size_src) + " / " +
+                          std::to_string(model.config().vocab_size_tgt),
+                      "build the shortlist for this model: tt-convert shortlist MODEL --train SRC TGT");
+}
 
-void ModelScorer::start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) {
+ModelScorer::~ModelScorer() { end_state(); }
+
+void ModelScorer::end_state() {
+  if (state_)
+    if (const float* table = nn::Transformer::restricted_table(*state_)) model_.backend().forget_packed(table);
   state_.reset();
+}
+
+void ModelScorer::start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps,
+                        const std::vector<int32_t>& required) {
+  end_state();
   encode_arena_.reset();
   cache_arena_.reset();
   const int B = static_cast<int>(sources.size());
@@ -33,6 +56,41 @@ void ModelScorer::start(const std::vector<std::vector<int32_t>>& sources, int ma
   nn::EncoderOutput encoded = model_.encode(src, lengths, B, S_, encode_arena_);
   state_.emplace(model_.start_decoding(encoded, max_rows, max_steps, cache_arena_));
   encode_arena_.reset();  // the cross-attention K/V now live in the cache
+  if (shortlist_) {
+    std::vector<int32_t> kept = required;
+    kept.push_back(model_.config().pad_id);
+    columns_ = shortlist_->columns(sources, kept);
+    rest_column_ = column_of(&columns_.ids, model_.config().pad_id);
+    model_.restrict_output(*state_, columns_.ids, cache_arena_);
+  }
+}
+
+tensor::Tensor ModelScorer::decode(const std::vector<int32_t>& tokens, int n, nn::AttentionCapture* capture) {
+  if (!shortlist_) return model_.decode_steps(*state_, tokens, n, step_arena_, !logits_, capture);
+  tensor::Tensor logits = model_.decode_steps(*state_, tokens, n, step_arena_, false, capture);
+  if (!columns_.sample.empty()) {
+    const int64_t rows = logits.dim(0), C = logits.dim(1);
+    const size_t R = columns_.sample.size();
+    std::vector<int64_t> at;
+    at.reserve(static_cast<size_t>(rows) * R);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int32_t c : columns_.sample) at.push_back(r * C + c);
+    std::vector<float> sampled;
+    {
+      tensor::ArenaScope scope(step_arena_);
+      sampled = ops::download_at(logits, at, step_arena_);
+    }
+    for (int64_t r = 0; r < rows; ++r) {  // log-sum-exp of the row's sample, weighted up to all it stands for
+      const float* v = sampled.data() + static_cast<size_t>(r) * R;
+      const float top = *std::max_element(v, v + R);
+      double sum = 0;
+      for (size_t k = 0; k < R; ++k) sum += std::exp(static_cast<double>(v[k]) - top);
+      const float rest = std::isfinite(top) ? top + static_cast<float>(std::log(sum)) + columns_.rest_log_weight : top;
+      model_.backend().copy_from_host(logits.f32() + r * C + rest_column_, &rest, sizeof(float));
+    }
+  }
+  if (!logits_) ops::log_softmax(logits);
+  return logits;
 }
 
 namespace {
@@ -45,6 +103,13 @@ void check_forced(const std::vector<std::vector<int32_t>>& forced, int rows) {
     throw InternalError("force: " + std::to_string(forced.size()) + " forced rows for " + std::to_string(rows));
   for (const auto& f : forced)
     if (f.size() != forced.front().size()) throw InternalError("force: rows of different lengths");
+}
+
+// A forced token's column; the search passes every prefix token to start() as required, so a shortlist has it.
+int32_t forced_column(const std::vector<int32_t>* columns, int32_t token) {
+  const int32_t c = column_of(columns, token);
+  if (c < 0) throw InternalError("force: target id " + std::to_string(token) + " is not among the shortlist's columns");
+  return c;
 }
 
 // [positions][rows, S] -> [rows, positions, S]
@@ -80,7 +145,7 @@ tensor::Tensor StepScorer::force(const std::vector<std::vector<int32_t>>& forced
     if (returns_logits()) ops::log_softmax(scores);
     if (!arena) arena.emplace(scores.backend());
     tensor::ArenaScope scope(*arena);
-    for (size_t r = 0; r < rows; ++r) next[r] = forced[r][t + 1];
+    for (size_t r = 0; r < rows; ++r) next[r] = forced_column(columns(), forced[r][t + 1]);
     const std::vector<float> lp = ops::download_columns(scores, next, *arena);
     for (size_t r = 0; r < rows; ++r) forced_log_probs[r].push_back(lp[r]);
   }
@@ -105,7 +170,7 @@ tensor::Tensor ModelScorer::step(const std::vector<int32_t>& tokens, std::vector
     capture.decoder_cross.resize(static_cast<size_t>(model_.config().n_layers_dec));
     capture.decoder_cross.back() = step_arena_.allocate(tensor::Shape{rows, model_.config().heads, 1, S_});
   }
-  tensor::Tensor log_probs = model_.decode_step(*state_, tokens, step_arena_, !logits_, attention ? &capture : nullptr);
+  tensor::Tensor log_probs = decode(tokens, 1, attention ? &capture : nullptr);
   if (attention) mean_heads(capture.decoder_cross.back(), rows, *attention);
   return log_probs;
 }
@@ -114,7 +179,8 @@ tensor::Tensor ModelScorer::force(const std::vector<std::vector<int32_t>>& force
                                   std::vector<std::vector<float>>& forced_log_probs, std::vector<float>* attention) {
   const int rows = state_->rows();
   check_forced(forced, rows);
-  const int n = static_cast<int>(forced.front().size()), V = vocab_size();
+  const int n = static_cast<int>(forced.front().size());
+  const int V = shortlist_ ? static_cast<int>(columns_.ids.size()) : vocab_size();
   const int chunk = static_cast<int>(std::clamp<int64_t>(kForcedLogits / (int64_t{rows} * V), 1, n));
   forced_log_probs.assign(static_cast<size_t>(rows), {});
   std::vector<std::vector<float>> chunks_attention;
@@ -130,7 +196,7 @@ tensor::Tensor ModelScorer::force(const std::vector<std::vector<int32_t>>& force
       capture.decoder_cross.resize(static_cast<size_t>(model_.config().n_layers_dec));
       capture.decoder_cross.back() = step_arena_.allocate(tensor::Shape{c * rows, model_.config().heads, 1, S_});
     }
-    tensor::Tensor logits = model_.decode_steps(*state_, tokens, c, step_arena_, !logits_, attention ? &capture : nullptr);
+    tensor::Tensor logits = decode(tokens, c, attention ? &capture : nullptr);
     if (attention) {
       std::vector<float> a;
       mean_heads(capture.decoder_cross.back(), c * rows, a);
@@ -145,7 +211,8 @@ tensor::Tensor ModelScorer::force(const std::vector<std::vector<int32_t>>& force
       const tensor::Tensor head = ops::view(logits, 0, tensor::Shape{queries, V});
       next.clear();
       for (int i = 0; i < scored; ++i)
-        for (int r = 0; r < rows; ++r) next.push_back(forced[static_cast<size_t>(r)][static_cast<size_t>(t0 + i + 1)]);
+        for (int r = 0; r < rows; ++r)
+          next.push_back(forced_column(columns(), forced[static_cast<size_t>(r)][static_cast<size_t>(t0 + i + 1)]));
       std::vector<float> shift(static_cast<size_t>(queries), 0.0f);
       if (logits_) {  // each row's log-softmax shift, fused as the search's top-k computes it (no [rows, V] pass
                       // written back); the forced token's log-probability is then the search's x - shift
@@ -165,7 +232,7 @@ tensor::Tensor ModelScorer::force(const std::vector<std::vector<int32_t>>& force
 
 void ModelScorer::reorder(const std::vector<int32_t>& index) { model_.reorder(*state_, index); }
 
-EnsembleScorer::EnsembleScorer(const std::vector<nn::Transformer*>& models) {
+EnsembleScorer::EnsembleScorer(const std::vector<nn::Transformer*>& models, const Shortlist* shortlist) {
   if (models.empty()) throw ConfigError("an ensemble needs at least one model");
   const nn::ModelConfig& first = models.front()->config();
   for (size_t i = 0; i < models.size(); ++i) {
@@ -175,7 +242,7 @@ EnsembleScorer::EnsembleScorer(const std::vector<nn::Transformer*>& models) {
       throw ConfigError("ensemble member " + std::to_string(i + 1) + " has a different target vocabulary (" +
                         std::to_string(c.vocab_size_tgt) + " pieces, vs " + std::to_string(first.vocab_size_tgt) +
                         " in member 1); ensembles need models trained with the same target vocabulary");
-    members_.push_back(std::make_unique<ModelScorer>(*models[i], models.size() == 1));
+    members_.push_back(std::make_unique<ModelScorer>(*models[i], models.size() == 1, shortlist));
   }
 }
 
@@ -185,8 +252,9 @@ int EnsembleScorer::max_positions() const {
   return m;
 }
 
-void EnsembleScorer::start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) {
-  for (auto& m : members_) m->start(sources, max_rows, max_steps);
+void EnsembleScorer::start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps,
+                           const std::vector<int32_t>& required) {
+  for (auto& m : members_) m->start(sources, max_rows, max_steps, required);  // the same columns in each
 }
 
 tensor::Tensor EnsembleScorer::step(const std::vector<int32_t>& tokens, std::vector<float>* attention) {

@@ -1,7 +1,8 @@
 // What the search asks of a model: the next-token log-probabilities of every open hypothesis (one row
 // each), and moving rows around when hypotheses are kept, copied or dropped. ModelScorer runs one
 // nn::Transformer with its KV cache; EnsembleScorer averages several (same target vocabulary). Tests drive
-// the search through a hand-written scorer whose best sequence is known.
+// the search through a hand-written scorer whose best sequence is known. With a vocabulary shortlist
+// (shortlist.h) a batch's scores have one column per shortlisted target id (columns()) instead of V.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "decode/shortlist.h"
 #include "nn/transformer.h"
 #include "tensor/arena.h"
 
@@ -21,8 +23,12 @@ class StepScorer {
   // The most target positions (tokens including </s>) one hypothesis may have.
   virtual int max_positions() const = 0;
   // Begins a batch: one row per source (ids ending in eos, none empty), room for max_rows rows and
-  // max_steps steps.
-  virtual void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) = 0;
+  // max_steps steps. required: target ids the search may need to score (</s>, prefixes, constraints),
+  // which a shortlist must keep.
+  virtual void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps,
+                     const std::vector<int32_t>& required) = 0;
+  // The batch's columns: column j of the scores is target id columns()[j] (ascending); null: column j is id j.
+  virtual const std::vector<int32_t>* columns() const { return nullptr; }
   // Feeds one token per row; returns the next-token log-probabilities [rows, V] on the scorer's device
   // (valid until the next step or reorder) and, when attention is non-null, writes the step's
   // cross-attention [rows, S] on the host (S = longest source of the batch; last decoder layer, mean over
@@ -44,11 +50,17 @@ class StepScorer {
 
 class ModelScorer final : public StepScorer {
  public:
-  // logits: step() returns the logits (returns_logits()), else log-probabilities.
-  explicit ModelScorer(nn::Transformer& model, bool logits = false);
+  // logits: step() returns the logits (returns_logits()), else log-probabilities. shortlist: each batch's
+  // output layer over its columns only (kept by the caller; null: the whole vocabulary).
+  explicit ModelScorer(nn::Transformer& model, bool logits = false, const Shortlist* shortlist = nullptr);
+  ~ModelScorer() override;
+  ModelScorer(const ModelScorer&) = delete;
+  ModelScorer& operator=(const ModelScorer&) = delete;
   int vocab_size() const override { return model_.config().vocab_size_tgt; }
   int max_positions() const override { return model_.config().max_positions; }
-  void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) override;
+  void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps,
+             const std::vector<int32_t>& required) override;
+  const std::vector<int32_t>* columns() const override { return shortlist_ ? &columns_.ids : nullptr; }
   tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) override;
   void reorder(const std::vector<int32_t>& index) override;
   bool returns_logits() const override { return logits_; }
@@ -59,9 +71,18 @@ class ModelScorer final : public StepScorer {
  private:
   // The last decoder layer's cross-attention of `queries` rows, mean over heads, appended to `out` (host).
   void mean_heads(const tensor::Tensor& captured, int queries, std::vector<float>& out) const;
+  // Ends the state, and with it the shortlisted output rows: the backend forgets what it packed from them.
+  void end_state();
+  // The decoder's output for `tokens` (n positions per row): logits, or log-probabilities unless logits_.
+  // With a shortlist, the <pad> column (never output) takes the pieces left out: the log of their summed
+  // exp(logit), estimated from the sample (Shortlist::Columns), before any normalisation.
+  tensor::Tensor decode(const std::vector<int32_t>& tokens, int n, nn::AttentionCapture* capture);
 
   nn::Transformer& model_;
   bool logits_;
+  const Shortlist* shortlist_;
+  Shortlist::Columns columns_;
+  int32_t rest_column_ = -1;  // <pad>'s column
   tensor::Arena encode_arena_, cache_arena_, step_arena_;
   std::optional<nn::DecodeState> state_;
   int S_ = 0;
@@ -71,10 +92,12 @@ class ModelScorer final : public StepScorer {
 // tt::ConfigError if the members' target vocabularies or special ids differ.
 class EnsembleScorer final : public StepScorer {
  public:
-  explicit EnsembleScorer(const std::vector<nn::Transformer*>& models);
+  explicit EnsembleScorer(const std::vector<nn::Transformer*>& models, const Shortlist* shortlist = nullptr);
   int vocab_size() const override { return members_.front()->vocab_size(); }
   int max_positions() const override;
-  void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps) override;
+  void start(const std::vector<std::vector<int32_t>>& sources, int max_rows, int max_steps,
+             const std::vector<int32_t>& required) override;
+  const std::vector<int32_t>* columns() const override { return members_.front()->columns(); }
   tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>* attention) override;
   void reorder(const std::vector<int32_t>& index) override;
   bool returns_logits() const override { return members_.size() == 1; }

@@ -11,6 +11,7 @@
 #include "decode/repetition_penalty.h"
 #include "decode/sampling.h"
 #include "decode/search_state.h"
+#include "decode/shortlist.h"
 #include "ops/copy.h"
 #include "ops/decoding.h"
 #include "ops/softmax.h"
@@ -194,6 +195,17 @@ void validate(const SearchOptions& o) {
 
 namespace {
 
+// A shortlist's [rows, columns] log-probabilities as [rows, V], -inf where it left an id out (sampling
+// from the whole distribution reads them by id).
+void widen(RowBest& best_of, const std::vector<int32_t>& columns, int V) {
+  const size_t C = columns.size(), rows = best_of.all.size() / C;
+  std::vector<float> all(rows * static_cast<size_t>(V), kNegInf);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < C; ++c) all[r * static_cast<size_t>(V) + static_cast<size_t>(columns[c])] = best_of.all[r * C + c];
+  best_of.all = std::move(all);
+  best_of.vocab = V;
+}
+
 // SearchOptions::alternatives: a sentence at its first free position becomes one sentence per alternative,
 // each starting with one of the row's best tokens other than </s> (best first); none when nothing may
 // follow (max length) — the sentence then goes on as it is.
@@ -220,7 +232,7 @@ std::vector<Sentence> expand_alternatives(const Sentence& s, const RowBest& best
 // Per row, the tokens that would advance its sentence's constraints and their log-probabilities (logits:
 // minus the row's log-softmax shift, the search's own subtraction).
 void read_required(RowBest& best_of, const std::vector<Sentence>& active, const tensor::Tensor& scores, int rows,
-                   tensor::Arena& arena) {
+                   const std::vector<int32_t>* columns, tensor::Arena& arena) {
   best_of.required.assign(static_cast<size_t>(rows), {});
   std::vector<int64_t> at;
   const int64_t V = scores.dim(1);
@@ -229,7 +241,7 @@ void read_required(RowBest& best_of, const std::vector<Sentence>& active, const 
     for (const Open& h : s.open)
       for (int32_t t : s.constraints->state(h.tokens).next) {
         best_of.required[static_cast<size_t>(h.row)].emplace_back(t, 0.0f);
-        at.push_back(int64_t{h.row} * V + t);
+        at.push_back(int64_t{h.row} * V + column_of(columns, t));  // (required at start(): never -1)
       }
   }
   if (at.empty()) return;
@@ -252,6 +264,9 @@ void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& s
   std::vector<Sentence> active;
   std::vector<std::vector<int32_t>> batch, forced;
   bool constrained = false;
+  // What a shortlist must keep: </s>, <unk> (so that ban_unk and its absence mean the same), the prefixes
+  // and the constraints' tokens.
+  std::vector<int32_t> required{eos_id, ids.unk};
   for (size_t i : members) {
     const auto& src = sources[i];
     const std::vector<int32_t> none;
@@ -275,12 +290,14 @@ void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& s
     if (!inputs.constraints.empty()) {
       Constraints phrases = inputs.constraints[i];
       fit_constraints(phrases, prefix, s.max_len);
+      for (const auto& phrase : phrases) required.insert(required.end(), phrase.begin(), phrase.end());
       if (!phrases.empty()) s.constraints = std::make_shared<const detail::ConstraintTracker>(phrases);
       constrained = constrained || s.constraints;
     }
     s.open.push_back(Open{prefix, 0.0f, static_cast<int>(active.size()), {}});
     active.push_back(std::move(s));
     batch.push_back(src);
+    required.insert(required.end(), prefix.begin(), prefix.end());
     if (!prefix.empty()) {
       forced.push_back({bos_id});
       forced.back().insert(forced.back().end(), prefix.begin(), prefix.end());
@@ -292,7 +309,8 @@ void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& s
     max_steps = std::max(max_steps, s.max_len + 1);
     S = std::max(S, s.source_size);
   }
-  scorer.start(batch, static_cast<int>(active.size()) * o.beam * std::max(1, o.alternatives), max_steps);
+  scorer.start(batch, static_cast<int>(active.size()) * o.beam * std::max(1, o.alternatives), max_steps, required);
+  const std::vector<int32_t>* columns = scorer.columns();
   std::vector<int32_t> tokens(active.size(), bos_id), index;
   std::vector<float> attention;
   std::optional<tensor::Arena> arena;  // top-k scratch, on the scorer's device
@@ -323,6 +341,9 @@ void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& s
       std::vector<std::vector<int32_t>> seen(static_cast<size_t>(rows));
       for (const Sentence& s : active)
         for (const Open& h : s.open) seen[static_cast<size_t>(h.row)] = h.tokens;
+      if (columns)
+        for (auto& held : seen)
+          for (int32_t& t : held) t = column_of(columns, t);  // (every token held came from the columns)
       penalize_repeats(log_probs, seen, o.repetition_penalty, scorer.returns_logits());
     }
     int banned = o.ban_unk ? 1 : 0;  // the most candidates of one row that may be passed over
@@ -341,11 +362,14 @@ void search_group(StepScorer& scorer, const std::vector<std::vector<int32_t>>& s
       if (scorer.returns_logits()) ops::log_softmax(log_probs);
       best_of.all = log_probs.to_host_f32();
       best_of.vocab = static_cast<int>(log_probs.dim(1));
+      if (columns) widen(best_of, *columns, scorer.vocab_size());
     } else {
       const int wanted = o.sampling ? o.sampling_topk : std::max(o.beam, first ? o.alternatives : 0);
-      read_best(best_of, log_probs, scorer.returns_logits(), wanted + 3 + banned, eos_id, *arena);
+      read_best(best_of, log_probs, scorer.returns_logits(), wanted + 3 + banned, column_of(columns, eos_id), *arena);
+      if (columns)
+        for (int32_t& t : best_of.tokens) t = (*columns)[static_cast<size_t>(t)];
     }
-    if (constrained) read_required(best_of, active, log_probs, rows, *arena);
+    if (constrained) read_required(best_of, active, log_probs, rows, columns, *arena);
     std::vector<Sentence> still;
     index.clear();
     tokens.clear();

@@ -42,7 +42,7 @@ Translator::Translator(const std::vector<nn::Transformer*>& models, const io::Vo
     throw ConfigError("text input needs the source SentencePiece model");
   if (options_.output_format == TextFormat::text && !target_spm_)
     throw ConfigError("text output needs the target SentencePiece model");
-  scorers_.push_back(std::make_unique<EnsembleScorer>(models_));
+  scorers_.push_back(std::make_unique<EnsembleScorer>(models_, options_.shortlist.get()));
   const nn::ModelConfig& c = models_.front()->config();
   ids_ = special_ids(c);
   source_vocab_ = c.vocab_size_src;
@@ -60,7 +60,7 @@ void Translator::add_worker(const std::vector<nn::Transformer*>& models) {
     if (models[i]->params().count() != models_[i]->params().count() ||
         models[i]->config().vocab_size_tgt != models_[i]->config().vocab_size_tgt)
       throw ConfigError("a decoding worker's model " + std::to_string(i + 1) + " differs from the first worker's");
-  scorers_.push_back(std::make_unique<EnsembleScorer>(models));
+  scorers_.push_back(std::make_unique<EnsembleScorer>(models, options_.shortlist.get()));
 }
 
 std::vector<int32_t> line_ids(const std::string& line, TextFormat format, const io::Vocabulary* spm, int vocab,

@@ -12,6 +12,7 @@
 
 #include "io/vocabulary.h"
 #include "decode/search.h"
+#include "decode/shortlist.h"
 #include "decode/target_inputs.h"
 #include "nn/transformer.h"
 #include "util/text_io.h"
@@ -41,6 +42,8 @@ struct TranslatorOptions {
   bool flush = false;
   bool skip_invalid = false;  // invalid UTF-8: warn and write an empty line instead of failing
   AlignmentFormat alignment = AlignmentFormat::none;
+  // A vocabulary shortlist (shortlist.h): each batch's output layer over its shortlisted pieces only.
+  std::shared_ptr<const Shortlist> shortlist;
   // How messages name the options (a tool passes its flags: "--max-src-len").
   std::string max_src_len_name = "max_src_len";
   std::string skip_invalid_name = "skip_invalid";

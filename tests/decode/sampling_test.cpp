@@ -22,7 +22,7 @@ class Toy final : public decode::StepScorer {
  public:
   int vocab_size() const override { return 6; }
   int max_positions() const override { return 50; }
-  void start(const std::vector<std::vector<int32_t>>& sources, int, int) override {
+  void start(const std::vector<std::vector<int32_t>>& sources, int, int, const std::vector<int32_t>&) override {
     history_.assign(sources.size(), {});
   }
   tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>*) override {

@@ -44,7 +44,7 @@ class ToyScorer final : public decode::StepScorer {
   int nan_from_step = 0;  // > 0: every score of that step and later is NaN (a damaged model)
   int vocab_size() const override { return 6; }
   int max_positions() const override { return 50; }
-  void start(const std::vector<std::vector<int32_t>>& sources, int, int) override {
+  void start(const std::vector<std::vector<int32_t>>& sources, int, int, const std::vector<int32_t>&) override {
     rows_.clear();
     for (const auto& s : sources) rows_.push_back({s[0] == 5, {}});
   }
@@ -234,7 +234,7 @@ class BabbleScorer final : public decode::StepScorer {
  public:
   int vocab_size() const override { return 6; }
   int max_positions() const override { return 50; }
-  void start(const std::vector<std::vector<int32_t>>&, int, int) override {}
+  void start(const std::vector<std::vector<int32_t>>&, int, int, const std::vector<int32_t>&) override {}
   tensor::Tensor step(const std::vector<int32_t>& tokens, std::vector<float>*) override {
     std::vector<float> lp(tokens.size() * 6, -std::numeric_limits<float>::infinity());
     for (size_t r = 0; r < tokens.size(); ++r) {
