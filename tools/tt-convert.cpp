@@ -1,9 +1,11 @@
 // tt-convert: model files in other forms. `quantize` stores a model's product weights as int8 or bf16
 // (io/quantized_model.h); `export-ct2` writes a CTranslate2 model directory (io/ct2_export.h);
-// `import-marian` reads a Hugging Face MarianMTModel directory (OPUS-MT) into a tt one (io/marian_import.h).
+// `import-marian` reads a Hugging Face MarianMTModel directory (OPUS-MT) into a tt one (io/marian_import.h);
+// `shortlist` counts a parallel corpus into a vocabulary shortlist for tt-translate (io/shortlist_corpus.h).
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "cli/app.h"
 #include "cli/common_options.h"
@@ -11,11 +13,13 @@
 #include "io/ct2_export.h"
 #include "io/marian_import.h"
 #include "io/quantized_model.h"
+#include "io/shortlist_corpus.h"
+#include "util/file_kind.h"
 #include "util/error.h"
 
 namespace {
 
-const char* const kSubcommands = "quantize, export-ct2 or import-marian";
+const char* const kSubcommands = "quantize, export-ct2, import-marian or shortlist";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::cerr << "tt-convert: error: " << message << "\n"
@@ -83,8 +87,29 @@ int quantize(const Paths& p, const std::string& type, bool quiet) {
   return 0;
 }
 
+struct ShortlistFlags {
+  std::string model, output;
+  std::vector<std::string> train;  // SRC TGT
+  tt::io::ShortlistCorpusOptions options;
+  bool force = false;
+};
+
+int shortlist(ShortlistFlags& f, bool quiet) {
+  if (f.output.empty()) f.output = f.model + "/shortlist.txt";
+  if (!f.force && tt::util::regular_file_exists(f.output))
+    throw tt::UsageError(f.output + " exists", "pass --force to replace it, or -o another file");
+  const tt::io::ShortlistCorpusResult r = tt::io::build_shortlist(f.model, f.train[0], f.train[1], f.options);
+  r.shortlist.save(f.output);
+  if (!quiet)
+    std::cerr << "tt-convert: wrote " << f.output << " (" << r.pairs << " sentence pairs; the "
+              << r.shortlist.frequent() << " most frequent target pieces and up to " << r.shortlist.best_per_source()
+              << " per source piece)\n";
+  return 0;
+}
+
 int convert_main(int argc, char** argv) {
-  CLI::App app{"Convert model files: quantize a tt model's weights, export it to CTranslate2, import a Marian model."};
+  CLI::App app{"Convert model files: quantize a tt model's weights, export it to CTranslate2, import a Marian model, "
+               "build a vocabulary shortlist."};
   tt::cli::configure_app(app, "tt-convert");
   app.require_subcommand(0, 1);
   app.fallthrough();
@@ -108,13 +133,32 @@ int convert_main(int argc, char** argv) {
   add_paths(marian_cmd, marian, "Write the tt model directory here",
             "MarianMTModel directory (config.json, model.safetensors, source.spm, target.spm, vocab.json)", "HF_DIR");
 
+  ShortlistFlags sl;
+  auto* shortlist_cmd = app.add_subcommand(
+      "shortlist", "Count a parallel corpus into a vocabulary shortlist (tt-translate reads it)");
+  shortlist_cmd->add_option("model", sl.model, "tt model directory (its SentencePiece models read the corpus)")
+      ->required()->type_name("MODEL");
+  shortlist_cmd->add_option("--train", sl.train, "The parallel corpus: source file, then target file (text)")
+      ->required()->expected(2)->type_name("SRC TGT");
+  shortlist_cmd->add_option("-o,--output", sl.output, "Write the shortlist here (default: MODEL/shortlist.txt)")
+      ->type_name("FILE");
+  shortlist_cmd->add_option("--frequent", sl.options.frequent, "Target pieces every batch keeps: the most frequent")
+      ->check(CLI::Range(0, 1 << 24))->capture_default_str();
+  shortlist_cmd->add_option("--best", sl.options.best, "Target pieces kept per source piece")
+      ->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  shortlist_cmd->add_option("--max-lines", sl.options.max_lines, "Count the first N pairs only (0: all)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))->capture_default_str();
+  shortlist_cmd->add_flag("--force", sl.force, "Replace the output file if it exists");
+
   const std::string first = argc > 1 ? argv[1] : "-";
-  if (first[0] != '-' && first != "quantize" && first != "export-ct2" && first != "import-marian")
+  if (first[0] != '-' && first != "quantize" && first != "export-ct2" && first != "import-marian" &&
+      first != "shortlist")
     usage_error("unknown subcommand '" + first + "' (expected " + kSubcommands + ")");
   tt::cli::parse(app, argc, argv);
   if (app.get_subcommands().empty()) usage_error(std::string("a subcommand is required: ") + kSubcommands);
   if (*quantize_cmd) return quantize(q, type, common.quiet);
   if (*marian_cmd) return import_marian(marian, common.quiet);
+  if (*shortlist_cmd) return shortlist(sl, common.quiet);
   return export_ct2(ct2, common.quiet);
 }
 

@@ -40,6 +40,7 @@ struct Flags {
   std::string alignment = "none";
   std::string scores_file;
   std::string score;  // --score FILE: score these targets instead of searching
+  std::string shortlist;  // --shortlist FILE (tt-convert shortlist)
   bool token_scores = false;
   std::string score_feature = "tt=";
   std::string compute_type = "float32";
@@ -95,6 +96,10 @@ int translate_main(int argc, char** argv) {
       ->group(sc);
   app.add_option("--score-feature", f.score_feature, "With --score on an n-best list: the feature's name")
       ->capture_default_str()->group(sc);
+  app.add_option("--shortlist", f.shortlist,
+                 "Compute the output layer over each batch's likely target pieces only, from FILE (made by "
+                 "tt-convert shortlist): faster with large vocabularies; translations may change slightly")
+      ->type_name("FILE")->group("Search");
   tt::cli::add_sampling_options(app, d, "Sampling");
   tt::cli::add_seed_option(app, common, "Sampling seed (the same seed, the same samples)")->group("Sampling");
   tt::cli::add_batching_options(app, d, "Batching");
@@ -126,6 +131,8 @@ int translate_main(int argc, char** argv) {
                            o.search.alternatives > 0 || !d.target_prefix.empty() || !d.constraints.empty()))
     throw tt::UsageError("--score scores given translations: it does not combine with --sampling, --nbest, "
                          "--alignment, --alternatives, --target-prefix or --constraints");
+  if (!f.shortlist.empty() && !f.score.empty())
+    throw tt::UsageError("--score gives the model's own log-probabilities: it does not combine with --shortlist");
   if ((f.token_scores || app.count("--score-feature")) && f.score.empty())
     throw tt::UsageError(std::string(f.token_scores ? "--token-scores" : "--score-feature") + " needs --score FILE");
 
@@ -140,6 +147,17 @@ int translate_main(int argc, char** argv) {
   for (size_t i = 0; i < f.models.size(); ++i) {
     configs.push_back(tt::io::load_model_config(f.models[i], &full_configs[i]));
     max_d_model = std::max(max_d_model, configs.back().d_model);
+  }
+  if (!f.shortlist.empty()) {  // read before the models: a bad file fails at once
+    auto list = std::make_shared<tt::decode::Shortlist>(tt::decode::Shortlist::load(f.shortlist));
+    for (size_t i = 0; i < configs.size(); ++i)
+      if (list->source_vocab() != configs[i].vocab_size_src || list->target_vocab() != configs[i].vocab_size_tgt)
+        throw tt::ConfigError("--shortlist " + f.shortlist + " is for vocabularies of " +
+                                  std::to_string(list->source_vocab()) + " / " + std::to_string(list->target_vocab()) +
+                                  " pieces; " + f.models[i] + " has " + std::to_string(configs[i].vocab_size_src) +
+                                  " / " + std::to_string(configs[i].vocab_size_tgt),
+                              "build one for this model: tt-convert shortlist MODEL --train SRC TGT");
+    o.shortlist = std::move(list);
   }
   // A model stored quantized (tt-convert quantize) runs at its stored type unless told otherwise.
   if (!app.count("--compute-type")) {
@@ -239,6 +257,9 @@ int translate_main(int argc, char** argv) {
     std::fprintf(stderr, "tt-translate: %s, compute %s, %zu model%s, %s, length penalty %s (alpha %g)%s\n",
                  runs.c_str(), f.compute_type.c_str(), models.size(), models.size() == 1 ? "" : "s", search,
                  d.length_penalty.c_str(), static_cast<double>(so.alpha), invariant ? ", batch-invariant" : "");
+    if (o.shortlist)
+      std::fprintf(stderr, "tt-translate: shortlist %s: the %d most frequent target pieces and up to %d per source piece\n",
+                   f.shortlist.c_str(), o.shortlist->frequent(), o.shortlist->best_per_source());
     if (!invariant)
       std::fprintf(stderr, "tt-translate: note: on this device outputs may depend on --batch-size\n");
     // oneDNN's ISA levels with int8 dot products: *_vnni, and avx512_core_bf16 / amx, which include VNNI.

@@ -26,6 +26,7 @@ complete -c tt-translate -l alignment -x -a 'none hard soft' -d 'Append \' ||| \
 complete -c tt-translate -l score -r -F -d 'Print the model\'s score of FILE\'s translations instead of searching: one targ...'
 complete -c tt-translate -l token-scores -d 'With --score: append \' ||| \' and each token\'s log-probability'
 complete -c tt-translate -l score-feature -x -d 'With --score on an n-best list: the feature\'s name'
+complete -c tt-translate -l shortlist -r -F -d 'Compute the output layer over each batch\'s likely target pieces only, from FILE'
 complete -c tt-translate -l sampling -x -d 'Sample instead of searching: topk:K'
 complete -c tt-translate -l temperature -x -d 'Sampling temperature'
 complete -c tt-translate -l seed -x -d 'Sampling seed'

@@ -47,13 +47,16 @@ const std::vector<Contract> kContracts = {
       "--preset tiny --train {text} {text} --spm {input} -o {dir}/r"},
      // Training reads no stdin; its signal handling (save, then 130/143) is tested in tests/train.
      ""},
-    {"tt-translate", "-m {tmodel} --max-len-b 3 --threads 1 -q < {text}", {"-m {tmodel} -i {input}"}, "-m {tmodel}"},
+    {"tt-translate", "-m {tmodel} --max-len-b 3 --threads 1 -q < {text}",
+     {"-m {tmodel} -i {input}", "-m {tmodel} --shortlist {input} < {text}"}, "-m {tmodel}"},
     {"tt-attnviz", "-m {tmodel} --max-len-b 3 --threads 1 -q < {text}", {"-m {tmodel} -i {input}"}, "-m {tmodel}"},
     // tt-average writes a directory, not stdout, and reads no stdin.
     {"tt-average", "", {"{input} {tmodel} -o {dir}/never"}, ""},
     // tt-convert writes a directory, not stdout, and reads no stdin.
     {"tt-convert", "", {"export-ct2 {input} -o {dir}/never", "quantize {input} -o {dir}/never --type int8",
-                        "import-marian {input} -o {dir}/never"}, ""},
+                        "import-marian {input} -o {dir}/never", "shortlist {input} --train {text} {text} -o {dir}/never",
+                        "shortlist {tmodel} --train {input} {text} -o {dir}/never",
+                        "shortlist {tmodel} --train {text} {input} -o {dir}/never"}, ""},
 };
 
 std::vector<std::string> tool_names() {
@@ -227,6 +230,7 @@ const std::vector<OutputPath> kOutputPaths = {
     {"tt-convert", "export-ct2 {tmodel} --force -o {out}", "", true, false},
     {"tt-convert", "quantize {tmodel} --type int8 --force -o {out}", "", true, false},
     {"tt-convert", "import-marian " + std::string(TT_TEST_DATA_DIR) + "/marian/tiny --force -o {out}", "", true, false},
+    {"tt-convert", "shortlist {tmodel} --train {text} {text} --force -o {out}", "", false},
     {"tt-train",
      "--preset tiny --layers 1 --vocab-size 60 --synthetic-steps 1 --batch-size 2 --src-len 4 --tgt-len 4 "
      "--threads 1 -q -o {out}",
