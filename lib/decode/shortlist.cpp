@@ -85,10 +85,10 @@ Shortlist Shortlist::load(const std::string& path) {
   if (static_cast<long long>(order.size()) != VT)
     throw FormatError(where() + ": the frequency order lists " + std::to_string(order.size()) + " target ids, not " +
                       std::to_string(VT));
-  std::vector<std::vector<int32_t>> best(static_cast<size_t>(VS));
-  for (auto& list : best) {
+  std::vector<std::vector<int32_t>> best;  // grown line by line: a header's size alone allocates nothing
+  while (static_cast<long long>(best.size()) < VS) {
     next("a line per source id");
-    list = parse_ids(line, static_cast<int>(VT), where());
+    const std::vector<int32_t>& list = best.emplace_back(parse_ids(line, static_cast<int>(VT), where()));
     if (static_cast<long long>(list.size()) > K)
       throw FormatError(where() + ": " + std::to_string(list.size()) + " target ids, more than best " + std::to_string(K));
   }
