@@ -213,7 +213,8 @@ TEST_CASE("search over a shortlist: the whole vocabulary changes no bit, a short
 
 }
 
-TEST_CASE("a search over a short list outputs only its batch's columns, and keeps a constraint's pieces",
+TEST_CASE("a search over a short list outputs only its batch's columns, keeps a constraint's pieces, and an "
+          "ensemble of two copies gives its bits",
           "[decode][shortlist]") {
   const int V = 1500;
   auto be = backend::make_backend("cpu", 1);
@@ -227,6 +228,8 @@ TEST_CASE("a search over a short list outputs only its batch's columns, and keep
   for (int i = 0; i < V; ++i) best[static_cast<size_t>(i)] = {(i * 11 + 5) % V};
   const decode::Shortlist list(20, order, best);
   decode::ModelScorer scorer(model, true, &list);
+  nn::Transformer copy(model, *be);  // the same weights: an ensemble of the two is the model, bit for bit
+  decode::EnsembleScorer two({&model, &copy}, &list);
   const auto ids = decode::special_ids(c);
   decode::SearchOptions o;
   o.max_len_b = 6;
@@ -237,6 +240,9 @@ TEST_CASE("a search over a short list outputs only its batch's columns, and keep
     int32_t term = 700;  // a piece no list of this source holds
     while (std::binary_search(without.begin(), without.end(), term)) ++term;
     const auto out = decode::search(scorer, {source}, o, ids, {{}, {}, {{{term}}}});
+    const auto pair = decode::search(two, {source}, o, ids, {{}, {}, {{{term}}}});
+    CHECK(pair[0][0].tokens == out[0][0].tokens);
+    CHECK(std::memcmp(&pair[0][0].score, &out[0][0].score, sizeof(float)) == 0);
     const auto cols = list.columns({source}, {c.eos_id, c.unk_id, c.pad_id, term}).ids;
     REQUIRE(cols.size() < static_cast<size_t>(V) / 2);
     const auto& tokens = out[0][0].tokens;

@@ -455,3 +455,43 @@ TEST_CASE("tt-translate --constraints: every phrase in every output, the same by
   CHECK(run_command(translate_cmd("--constraints x --full-beam"), "a\n").status == 2);
   CHECK(run_command(translate_cmd("--constraints x --score y"), "a\n").status == 2);
 }
+
+TEST_CASE("tt-convert shortlist and tt-translate --shortlist: a shortlist of the model's own corpus, the "
+          "same bytes where it keeps every piece; another model's sizes refused, naming the file",
+          "[decode][cli][shortlist]") {
+  test::TmpDir dir;
+  const std::string model = test::trained_fixture().model_dir;
+  const std::string in = fixture_input(40);
+  const std::string corpus = dir.write("corpus.txt", in);
+  const std::string list = dir.file("sl.txt");
+  auto made = run_command(tool("tt-convert") + " shortlist " + quoted(model) + " --train " + quoted(corpus) + " " +
+                          quoted(corpus) + " -o " + quoted(list));
+  REQUIRE(made.status == 0);
+  CHECK(made.err.find("40 sentence pairs") != std::string::npos);
+  // Again without --force: refused, the file kept.
+  auto again = run_command(tool("tt-convert") + " shortlist " + quoted(model) + " --train " + quoted(corpus) + " " +
+                           quoted(corpus) + " -o " + quoted(list));
+  CHECK(again.status == 2);
+  CHECK(again.err.find("--force") != std::string::npos);
+  // The fixture's 200 pieces are fewer than a batch keeps (the rounding and the sample of the rest): every
+  // column is there, so the output is the model's, byte for byte, for any batch size and worker count.
+  const auto plain = run_command(translate_cmd("-q"), in);
+  REQUIRE(plain.status == 0);
+  for (const std::string flags : {"--batch-size 3", "--batch-size 16 --workers 2"}) {
+    INFO(flags);
+    const auto listed = run_command(translate_cmd("--shortlist " + quoted(list) + " " + flags, 2), in);
+    REQUIRE(listed.status == 0);
+    CHECK(listed.out == plain.out);
+    CHECK(listed.err.find("shortlist " + list) != std::string::npos);
+  }
+  const auto scored = run_command(translate_cmd("--shortlist " + quoted(list) + " --score " + quoted(corpus)), in);
+  CHECK(scored.status == 2);
+  CHECK(scored.err.find("--shortlist") != std::string::npos);
+  const std::string other = dir.write("other.txt", "tt-shortlist 1\nsource_vocab 3 target_vocab 5 frequent 2 best 2\n"
+                                                   "3 1 0 2 4\n1 2\n\n4\n");
+  const auto wrong = run_command(translate_cmd("--shortlist " + quoted(other)), in);
+  CHECK(wrong.status == 1);
+  CHECK(wrong.err.find(other) != std::string::npos);
+  CHECK(wrong.err.find("3 / 5 pieces") != std::string::npos);
+  CHECK(wrong.out.empty());
+}
