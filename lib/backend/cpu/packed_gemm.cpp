@@ -71,7 +71,8 @@ std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, Operands type) const {
   const int main_rows = int8 ? kInt8TileRows : fixed_rows;
   int64_t r0 = 0;
   for (; r0 + main_rows <= M; r0 += main_rows) tiles.push_back({r0, main_rows, main_rows});
-  const int tail_rows = int8 ? kInt8TailRows : fixed_rows;
+  int tail_rows = int8 ? kInt8TailRows : fixed_rows;
+  if (type == Operands::f32 && fixed_rows == kBrgemmTileRows && M - r0 <= kBrgemmTailRows) tail_rows = kBrgemmTailRows;
   for (; r0 < M; r0 += tail_rows) tiles.push_back({r0, tail_rows, static_cast<int>(std::min<int64_t>(tail_rows, M - r0))});
   return tiles;
 }
