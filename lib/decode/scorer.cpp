@@ -71,14 +71,13 @@ tensor::Tensor ModelScorer::decode(const std::vector<int32_t>& tokens, int n, nn
   if (!columns_.sample.empty()) {
     const int64_t rows = logits.dim(0), C = logits.dim(1);
     const size_t R = columns_.sample.size();
-    std::vector<int64_t> at;
-    at.reserve(static_cast<size_t>(rows) * R);
+    sample_at_.clear();
     for (int64_t r = 0; r < rows; ++r)
-      for (int32_t c : columns_.sample) at.push_back(r * C + c);
+      for (int32_t c : columns_.sample) sample_at_.push_back(r * C + c);
     std::vector<float> sampled;
     {
       tensor::ArenaScope scope(step_arena_);
-      sampled = ops::download_at(logits, at, step_arena_);
+      sampled = ops::download_at(logits, sample_at_, step_arena_);
     }
     for (int64_t r = 0; r < rows; ++r) {  // log-sum-exp of the row's sample, weighted up to all it stands for
       const float* v = sampled.data() + static_cast<size_t>(r) * R;

@@ -83,6 +83,7 @@ class ModelScorer final : public StepScorer {
   const Shortlist* shortlist_;
   Shortlist::Columns columns_;
   int32_t rest_column_ = -1;  // <pad>'s column
+  std::vector<int64_t> sample_at_;  // decode(): where the sample lies in a step's logits (kept between steps)
   tensor::Arena encode_arena_, cache_arena_, step_arena_;
   std::optional<nn::DecodeState> state_;
   int S_ = 0;

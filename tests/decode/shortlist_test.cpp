@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "backend/backend.h"
 #include "data/spm_tokenizer.h"
@@ -104,17 +105,26 @@ TEST_CASE("a shortlist file round-trips, and a damaged one is a FormatError nami
 
 namespace {
 
-nn::ModelConfig random_config(int V) {
-  nn::ModelConfig c;
-  c.vocab_size_src = c.vocab_size_tgt = V;
-  c.d_model = 32;
-  c.d_ff = 64;
-  c.heads = 4;
-  c.n_layers_enc = c.n_layers_dec = 1;
-  c.dropout = 0.0f;
-  c.max_positions = 32;
-  return c;
-}
+// A small model with random weights over V pieces on a row-invariant CPU backend.
+struct RandomModel {
+  explicit RandomModel(int V, uint64_t seed) : be(backend::make_backend("cpu", 1)), model(config(V), *be, nn::Usage::inference) {
+    REQUIRE(be->set_row_invariant(true));
+    model.init_parameters(seed);
+  }
+  static nn::ModelConfig config(int V) {
+    nn::ModelConfig c;
+    c.vocab_size_src = c.vocab_size_tgt = V;
+    c.d_model = 32;
+    c.d_ff = 64;
+    c.heads = 4;
+    c.n_layers_enc = c.n_layers_dec = 1;
+    c.dropout = 0.0f;
+    c.max_positions = 32;
+    return c;
+  }
+  std::unique_ptr<backend::Backend> be;
+  nn::Transformer model;
+};
 
 float logsumexp(const float* x, size_t n) {
   const float top = *std::max_element(x, x + n);
@@ -128,11 +138,9 @@ float logsumexp(const float* x, size_t n) {
 TEST_CASE("decoding over a shortlist: the model's logits, and log-probabilities close to the full softmax's",
           "[decode][shortlist]") {
   const int V = 1500;
-  auto be = backend::make_backend("cpu", 1);
-  REQUIRE(be->set_row_invariant(true));
-  const nn::ModelConfig c = random_config(V);
-  nn::Transformer model(c, *be, nn::Usage::inference);
-  model.init_parameters(11);
+  RandomModel random(V, 11);
+  nn::Transformer& model = random.model;
+  const nn::ModelConfig& c = model.config();
   std::vector<int32_t> order(V);
   for (int i = 0; i < V; ++i) order[static_cast<size_t>(i)] = (i * 7) % V;  // 7 and 1500 are coprime
   std::vector<std::vector<int32_t>> best(static_cast<size_t>(V));
@@ -217,18 +225,16 @@ TEST_CASE("a search over a short list outputs only its batch's columns, keeps a 
           "ensemble of two copies gives its bits",
           "[decode][shortlist]") {
   const int V = 1500;
-  auto be = backend::make_backend("cpu", 1);
-  REQUIRE(be->set_row_invariant(true));
-  const nn::ModelConfig c = random_config(V);
-  nn::Transformer model(c, *be, nn::Usage::inference);
-  model.init_parameters(12);
+  RandomModel random(V, 12);
+  nn::Transformer& model = random.model;
+  const nn::ModelConfig& c = model.config();
   std::vector<int32_t> order(V);
   for (int i = 0; i < V; ++i) order[static_cast<size_t>(i)] = V - 1 - i;
   std::vector<std::vector<int32_t>> best(static_cast<size_t>(V));
   for (int i = 0; i < V; ++i) best[static_cast<size_t>(i)] = {(i * 11 + 5) % V};
   const decode::Shortlist list(20, order, best);
   decode::ModelScorer scorer(model, true, &list);
-  nn::Transformer copy(model, *be);  // the same weights: an ensemble of the two is the model, bit for bit
+  nn::Transformer copy(model, *random.be);  // the same weights: an ensemble of the two is the model, bit for bit
   decode::EnsembleScorer two({&model, &copy}, &list);
   const auto ids = decode::special_ids(c);
   decode::SearchOptions o;
