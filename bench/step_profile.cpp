@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/bf16_storage.h"
 #include "data/parallel_corpus.h"
 #include "data/spm_tokenizer.h"
 #include "nn/config.h"
@@ -57,8 +58,9 @@ struct Cost {
   double flops = 0;
 };
 
-// Forwards every call to `inner`, timing it under a key "kernel shape".
-class TimingBackend final : public Backend {
+// Forwards every call to `inner`, timing it under a key "kernel shape"; its bf16 activation storage too, so
+// that a bf16 step runs as it does in tt-train (kernels writing bf16 only, products reading them).
+class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
  public:
   explicit TimingBackend(Backend& inner) : inner_(inner), sync_(inner.device() != tt::backend::Device::cpu) {}
   bool recording = false;
@@ -110,7 +112,9 @@ class TimingBackend final : public Backend {
   bool set_matmul_precision(tt::backend::MatmulPrecision p) override { return inner_.set_matmul_precision(p); }
   tt::backend::MatmulPrecision matmul_precision() const override { return inner_.matmul_precision(); }
   std::string matmul_isa() const override { return inner_.matmul_isa(); }
-  void hold_bf16_weights(const float* v, int64_t n) override { inner_.hold_bf16_weights(v, n); }
+  void hold_bf16_weights(const float* v, int64_t n) override {
+    timed("hold_bf16_weights " + std::to_string(n), 0, [&] { inner_.hold_bf16_weights(v, n); });
+  }
   void release_bf16_weights() override { inner_.release_bf16_weights(); }
   void keep_bf16_operand(const float* v, int64_t n) override { inner_.keep_bf16_operand(v, n); }
   void forget_bf16_operand(const float* v) override { inner_.forget_bf16_operand(v); }
@@ -240,6 +244,45 @@ class TimingBackend final : public Backend {
   }
   void topk(float* values, int32_t* indices, const float* x, int64_t rows, int V, int k) override {
     inner_.topk(values, indices, x, rows, V, k);
+  }
+
+  // ---- bf16 activation storage ----
+  tt::backend::Bf16Storage* bf16_storage() override { return inner_.bf16_storage() ? this : nullptr; }
+  void round_to_bf16(uint16_t* y16, const float* x, int b1, int b2, int64_t rows, int64_t cols,
+                     MatrixStrides s) override {
+    timed("round_to_bf16 " + dims({b1, b2, rows, cols}), 0,
+          [&] { inner_.bf16_storage()->round_to_bf16(y16, x, b1, b2, rows, cols, s); });
+  }
+  void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F, float p,
+                                      DropoutKey key) override {
+    timed("bias_relu_dropout_forward_bf16 " + dims({N, F}), 0,
+          [&] { inner_.bf16_storage()->bias_relu_dropout_forward_bf16(y16, x, bias, N, F, p, key); });
+  }
+  void dropout_forward_bf16(uint16_t* y16, const float* x, int64_t n, float p, DropoutKey key) override {
+    timed("dropout_forward_bf16 " + std::to_string(n), 0,
+          [&] { inner_.bf16_storage()->dropout_forward_bf16(y16, x, n, p, key); });
+  }
+  void relu_dropout_backward_bf16(float* dx, const float* dy, const uint16_t* y16, int64_t n, float p) override {
+    timed("relu_dropout_backward_bf16 " + std::to_string(n), 0,
+          [&] { inner_.bf16_storage()->relu_dropout_backward_bf16(dx, dy, y16, n, p); });
+  }
+  void gemm_bf16_operand(bool ta, bool tb, int M, int N, int K, float alpha, const void* A, int64_t lda, bool a16,
+                         const void* B, int64_t ldb, bool b16, float beta, float* C, int64_t ldc) override {
+    const std::string k = std::string("gemm ") + (ta ? "T" : "N") + (tb ? "T" : "N") + " " + dims({M, N, K}) +
+                          (beta != 0 ? " +=" : "") + (a16 ? " A16" : "") + (b16 ? " B16" : "");
+    timed(k, 2.0 * M * N * K, [&] {
+      inner_.bf16_storage()->gemm_bf16_operand(ta, tb, M, N, K, alpha, A, lda, a16, B, ldb, b16, beta, C, ldc);
+    });
+  }
+  void gemm_batched_bf16_operand(bool ta, bool tb, int b1, int b2, int M, int N, int K, float alpha, const void* A,
+                                 MatrixStrides a, bool a16, const void* B, MatrixStrides b, bool b16, float beta,
+                                 float* C, MatrixStrides c) override {
+    const std::string k = std::string("gemm_batched ") + (ta ? "T" : "N") + (tb ? "T" : "N") + " " +
+                          dims({b1, b2}) + " of " + dims({M, N, K}) + (a16 ? " A16" : "") + (b16 ? " B16" : "");
+    timed(k, 2.0 * b1 * b2 * M * N * K, [&] {
+      inner_.bf16_storage()->gemm_batched_bf16_operand(ta, tb, b1, b2, M, N, K, alpha, A, a, a16, B, b, b16, beta,
+                                                       C, c);
+    });
   }
 
  private:
