@@ -1,11 +1,12 @@
 // The dropout mask words (Philox4x32-10, util/rng.h) for a run of flat element indices, vectorised with
-// AVX2 where the variant has it. Shared by the dropout kernels and the fused ones that drop in place
+// AVX-512 or AVX2 where the variant has it. Shared by the dropout kernels and the fused ones that drop in place
 // (fused attention); internal linkage, so each instruction-set variant has its own copy.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
-#if defined(__AVX2__)
+#if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -17,7 +18,73 @@ namespace {
 
 constexpr int kChunk = 1024;  // elements per mask piece (a stack buffer of Philox words)
 
-#if defined(__AVX2__)
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+// GCC 12 warns, wrongly, that the AVX-512 intrinsics' internal placeholder (_mm512_undefined_epi32) "may
+// be used uninitialized" wherever they are inlined (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// AVX-512: 16 blocks per vector. The high and low words of the two multiplies are picked by masked
+// shuffles (one instruction each instead of a shift and a blend), and the round's xors are three-way
+// (vpternlogd): 12 instructions per round for 16 blocks, against AVX2's 18 for 8.
+constexpr int kPhiloxLanes = 16;
+constexpr int kGroups = 2;  // independent multiply chains, as below for AVX2
+inline void mulhilo(__m512i a, __m512i m, __m512i* lo, __m512i* hi) {
+  const __m512i even = _mm512_mul_epu32(a, m);                       // lanes 2j: 64-bit products of a[2j]
+  const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);  // lanes 2j: products of a[2j + 1]
+  *hi = _mm512_mask_shuffle_epi32(odd, 0x5555, even, _MM_PERM_CDAB);  // lane 2j: even's high, 2j+1: odd's high
+  *lo = _mm512_mask_shuffle_epi32(even, 0xAAAA, odd, _MM_PERM_CDAB);  // lane 2j: even's low, 2j+1: odd's low
+}
+inline void philox_groups(uint32_t* out, uint64_t block, uint32_t s_lo, uint32_t s_hi, uint32_t k0, uint32_t k1) {
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512i c0[kGroups], c1[kGroups], c2[kGroups], c3[kGroups];
+  for (int g = 0; g < kGroups; ++g) {
+    const uint64_t first = block + static_cast<uint64_t>(kPhiloxLanes * g);
+    const __m512i base = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(first)));
+    c0[g] = _mm512_add_epi32(base, iota);
+    // The high word carries where the low one wrapped around.
+    c1[g] = _mm512_mask_add_epi32(_mm512_set1_epi32(static_cast<int>(first >> 32)),
+                                  _mm512_cmplt_epu32_mask(c0[g], base),
+                                  _mm512_set1_epi32(static_cast<int>(first >> 32)), _mm512_set1_epi32(1));
+    c2[g] = _mm512_set1_epi32(static_cast<int>(s_lo));
+    c3[g] = _mm512_set1_epi32(static_cast<int>(s_hi));
+  }
+  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  for (int round = 0; round < 10; ++round) {
+    const __m512i vk0 = _mm512_set1_epi32(static_cast<int>(k0)), vk1 = _mm512_set1_epi32(static_cast<int>(k1));
+    for (int g = 0; g < kGroups; ++g) {
+      __m512i lo0, hi0, lo1, hi1;
+      mulhilo(c0[g], m0, &lo0, &hi0);
+      mulhilo(c2[g], m1, &lo1, &hi1);
+      c0[g] = _mm512_ternarylogic_epi32(hi1, c1[g], vk0, 0x96);  // hi1 ^ c1 ^ k0
+      c2[g] = _mm512_ternarylogic_epi32(hi0, c3[g], vk1, 0x96);  // hi0 ^ c3 ^ k1
+      c1[g] = lo1;
+      c3[g] = lo0;
+    }
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  for (int g = 0; g < kGroups; ++g) {
+    // 4 words x 16 blocks into block order: within each 128-bit lane as AVX2 does (u0..u3 hold blocks
+    // 4L .. 4L+3 of lane L), then a 4x4 transpose of the 128-bit lanes.
+    const __m512i t0 = _mm512_unpacklo_epi32(c0[g], c1[g]), t1 = _mm512_unpackhi_epi32(c0[g], c1[g]);
+    const __m512i t2 = _mm512_unpacklo_epi32(c2[g], c3[g]), t3 = _mm512_unpackhi_epi32(c2[g], c3[g]);
+    const __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
+    const __m512i u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
+    const __m512i a = _mm512_shuffle_i32x4(u0, u1, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i b = _mm512_shuffle_i32x4(u2, u3, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i c = _mm512_shuffle_i32x4(u0, u1, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512i d = _mm512_shuffle_i32x4(u2, u3, _MM_SHUFFLE(3, 2, 3, 2));
+    uint32_t* o = out + 4 * kPhiloxLanes * g;
+    _mm512_storeu_si512(o + 0, _mm512_shuffle_i32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm512_storeu_si512(o + 16, _mm512_shuffle_i32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+    _mm512_storeu_si512(o + 32, _mm512_shuffle_i32x4(c, d, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm512_storeu_si512(o + 48, _mm512_shuffle_i32x4(c, d, _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+}
+#pragma GCC diagnostic pop
+#elif defined(__AVX2__)
+constexpr int kPhiloxLanes = 8;
 // 32x32->64 multiply of 8 lanes, split into low and high words (AVX2 has no unsigned mulhi for 32 bits).
 inline void mulhilo8(__m256i a, __m256i m, __m256i* lo, __m256i* hi) {
   __m256i even = _mm256_mul_epu32(a, m);                         // lanes 0, 2, 4, 6 as 64-bit products
@@ -83,7 +150,14 @@ inline const uint32_t* dropout_words(uint32_t* buf, int64_t i0, int count, Dropo
   const uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
   int b = 0;
 #if defined(__AVX2__)
-  for (; b + 8 * kGroups <= nblocks; b += 8 * kGroups) philox_groups(buf + 4 * b, first_block + b, s_lo, s_hi, k0, k1);
+  constexpr int kStep = kPhiloxLanes * kGroups;  // blocks per vector call
+  for (; b + kStep <= nblocks; b += kStep) philox_groups(buf + 4 * b, first_block + b, s_lo, s_hi, k0, k1);
+  if (nblocks - b > 2) {  // a tail of more than two blocks: one vector call beside, cheaper than scalar ones
+    alignas(64) uint32_t tail[4 * kStep];
+    philox_groups(tail, first_block + b, s_lo, s_hi, k0, k1);
+    std::memcpy(buf + 4 * b, tail, sizeof(uint32_t) * 4 * static_cast<size_t>(nblocks - b));
+    b = nblocks;
+  }
 #endif
   for (; b < nblocks; ++b) {
     uint64_t blk = first_block + b;
