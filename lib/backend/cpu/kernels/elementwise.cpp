@@ -19,21 +19,37 @@ void add_bias(const KernelContext& ctx, float* y, const float* x, const float* b
 }
 
 void bias_backward(const KernelContext& ctx, float* dbias, const float* dy, int64_t N, int D) {
-  // Split the columns between threads: each column sum is then taken in the same row order on any
-  // thread count (deterministic), and no partial buffers are needed.
-  constexpr int kBlock = 64;  // columns per task: 256 bytes of each row
-  int blocks = (D + kBlock - 1) / kBlock;
-  int nt = std::min(blocks, threads_for(ctx, N * D));
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int blk = 0; blk < blocks; ++blk) {
-    int j0 = blk * kBlock, j1 = std::min(D, j0 + kBlock);
-    float acc[kBlock] = {};
-    for (int64_t i = 0; i < N; ++i) {
-      const float* r = dy + i * D;
+  // Rows in fixed blocks: each block's column sums in row order (whole rows, read as they lie in memory),
+  // then the blocks' sums in block order, so the result does not depend on the thread count. (Columns
+  // split between threads instead read each row in short pieces far apart: half the memory bandwidth.)
+  constexpr int64_t kBlockRows = 32;
+  const int64_t blocks = (N + kBlockRows - 1) / kBlockRows;
+  float* partial = kernel_scratch(ctx, static_cast<size_t>(blocks) * static_cast<size_t>(D));
+  const int nt = static_cast<int>(std::min<int64_t>(blocks, threads_for(ctx, N * D)));
+#pragma omp parallel num_threads(nt)
+  {
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      float* acc = partial + blk * D;
+      const int64_t r0 = blk * kBlockRows, r1 = std::min(N, r0 + kBlockRows);
+      std::copy(dy + r0 * D, dy + r0 * D + D, acc);
+      for (int64_t i = r0 + 1; i < r1; ++i) {
+        const float* r = dy + i * D;
 #pragma omp simd
-      for (int j = j0; j < j1; ++j) acc[j - j0] += r[j];
+        for (int j = 0; j < D; ++j) acc[j] += r[j];
+      }
     }
-    for (int j = j0; j < j1; ++j) dbias[j] += acc[j - j0];
+#pragma omp for schedule(static)
+    for (int j0 = 0; j0 < D; j0 += 64) {
+      const int j1 = std::min(D, j0 + 64);
+      float total[64] = {};
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const float* acc = partial + blk * D;
+#pragma omp simd
+        for (int j = j0; j < j1; ++j) total[j - j0] += acc[j];
+      }
+      for (int j = j0; j < j1; ++j) dbias[j] += total[j - j0];
+    }
   }
 }
 
