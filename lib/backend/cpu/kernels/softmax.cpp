@@ -8,6 +8,7 @@
 
 #include "backend/cpu/kernels/bf16_row.h"
 #include "backend/cpu/kernels/kernel_functions.h"
+#include "backend/cpu/kernels/lanes.h"
 #include "backend/cpu/kernels/log_softmax_shift.h"
 #include "backend/cpu/fast_math.h"
 
@@ -29,21 +30,16 @@ void attention_softmax_forward(const KernelContext& ctx, float* scores, uint16_t
     // Full-row loops with a fixed trip count (Tk), masked keys as -inf: they vectorise without
     // remainders on every row length, and fast_exp(-inf) is exactly 0.
     const float neg_inf = -std::numeric_limits<float>::infinity();
-    float mx = neg_inf;
-#pragma omp simd reduction(max : mx)
-    for (int k = 0; k < Tk; ++k) {
-      float v = k < len ? s[k] * scale : neg_inf;
-      s[k] = v;
-      mx = std::max(mx, v);
-    }
+#pragma omp simd
+    for (int k = 0; k < Tk; ++k) s[k] = k < len ? s[k] * scale : neg_inf;
+    // Reductions in lanes.h's registers (an `omp simd reduction` here spilled through the stack, and on
+    // some runs cost ten times the arithmetic).
+    const float mx = row_max(s, Tk);
 #pragma omp simd
     for (int k = 0; k < Tk; ++k) s[k] = fast_exp(s[k] - mx);
     // The sum runs over the unmasked keys only: a reduction over the full row would group the same terms
     // differently for another padded length Tk, and a sentence's attention would depend on its batch.
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int k = 0; k < len; ++k) sum += s[k];
-    const float inv = 1.0f / sum;
+    const float inv = 1.0f / row_sum(s, len);
 #pragma omp simd
     for (int k = 0; k < Tk; ++k) s[k] *= inv;
     if (scores16) to_bf16_row(scores16 + r * Tk, s, Tk);
@@ -58,9 +54,7 @@ void attention_softmax_backward(const KernelContext& ctx, float* grad, uint16_t*
   for (int64_t r = 0; r < rows; ++r) {
     float* g = grad + r * Tk;
     const float* p = probs + r * Tk;
-    float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-    for (int k = 0; k < Tk; ++k) dot += g[k] * p[k];
+    const float dot = row_dot(g, p, Tk);  // in registers, as the forward's sums
 #pragma omp simd
     for (int k = 0; k < Tk; ++k) g[k] = scale * p[k] * (g[k] - dot);
     if (grad16) to_bf16_row(grad16 + r * Tk, g, Tk);
