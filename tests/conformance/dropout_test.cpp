@@ -1,6 +1,6 @@
-// Dropout kernels against the reference on every backend: the mask is the Philox rule of util/rng.h
+// Dropout kernels against the reference on every backend: the mask is util::dropout_keep (util/rng.h)
 // element by element (0 when dropped, x / (1 - p) when kept), the same on every device, for seeds and
-// streams with high words set, sizes that are not multiples of the four-uniform groups, and aliasing.
+// streams with high words set, sizes that are not multiples of the eight-draw blocks, and aliasing.
 #include <catch2/catch.hpp>
 
 #include "conformance/backends_under_test.h"
@@ -55,7 +55,7 @@ TEST_CASE("dropout mask: kept elements scaled by exactly 1 / (1 - p), about 1 - 
     const auto got = ones.to_host_f32();
     int64_t kept = 0;
     for (int64_t i = 0; i < n; ++i) {
-      const bool keep = util::philox_uniform(key.seed, key.stream, uint64_t(i)) >= p;
+      const bool keep = util::dropout_keep(key.seed, key.stream, uint64_t(i), p);
       REQUIRE((got[i] != 0.0f) == keep);
       if (keep) REQUIRE(got[i] == 1.0f * (1.0f / (1.0f - p)));
       kept += keep;

@@ -46,9 +46,8 @@ inline void gemm_batched(bool trans_a, bool trans_b, int batch1, int batch2, int
 // The dropout mask rule shared by every backend: 0 when dropped, 1/(1-p) when kept.
 inline double dropout_factor(DropoutKey key, int64_t i, double p) {
   if (p <= 0.0) return 1.0;
-  return util::philox_uniform(key.seed, key.stream, static_cast<uint64_t>(i)) >= static_cast<float>(p)
-             ? 1.0 / (1.0 - p)
-             : 0.0;
+  return util::dropout_keep(key.seed, key.stream, static_cast<uint64_t>(i), static_cast<float>(p)) ? 1.0 / (1.0 - p)
+                                                                                                     : 0.0;
 }
 
 inline void dropout_forward(double* y, const float* x, int64_t n, double p, DropoutKey key) {

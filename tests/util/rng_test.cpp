@@ -46,3 +46,29 @@ TEST_CASE("philox_uniform: four values per block, all in 0 to 1, streams differ"
   CHECK(rng_stream(RngPurpose::dropout, 1, 0) != rng_stream(RngPurpose::dropout, 2, 0));
   CHECK(rng_stream(RngPurpose::dropout, 1, 0) != rng_stream(RngPurpose::init, 1, 0));
 }
+
+TEST_CASE("dropout draws: eight 16-bit halves per block in word order, uniform, thresholds of p", "[util][rng]") {
+  const Philox4 r = philox4x32(5, 0, 9, 0, 42, 0);  // block 5 of stream 9 under seed 42: elements 40 .. 47
+  for (int k = 0; k < 4; ++k) {
+    CHECK(dropout_draw(42, 9, 40 + 2 * k) == (r.v[k] & 0xFFFFu));
+    CHECK(dropout_draw(42, 9, 41 + 2 * k) == r.v[k] >> 16);
+  }
+  CHECK(dropout_threshold(0.0f) == 0);
+  CHECK(dropout_threshold(0.1f) == 6554);  // 6553.6 rounded: p = 0.100006
+  CHECK(dropout_threshold(0.5f) == 32768);
+  CHECK(dropout_threshold(1.0f) == 65536);
+  // About p of the draws fall below the threshold; p = 0 keeps all, p = 1 none.
+  int64_t dropped = 0, histogram[16] = {};
+  const int64_t n = 200000;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint32_t d = dropout_draw(3, 4, i);
+    REQUIRE(d < 65536);
+    ++histogram[d >> 12];
+    dropped += !dropout_keep(3, 4, i, 0.1f);
+    REQUIRE(dropout_keep(3, 4, i, 0.0f));
+    REQUIRE_FALSE(dropout_keep(3, 4, i, 1.0f));
+  }
+  CHECK(double(dropped) / n == Approx(0.1).margin(0.003));
+  for (int64_t h : histogram) CHECK(double(h) / n == Approx(1.0 / 16).margin(0.003));
+  CHECK(dropout_draw(3, 4, 9) != dropout_draw(3, 5, 9));
+}

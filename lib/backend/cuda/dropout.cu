@@ -1,7 +1,7 @@
 // Dropout and its fusions. Element i (flat index over the whole tensor) is kept iff
-// util::philox_uniform(key.seed, key.stream, i) >= p, and kept values are scaled by 1/(1-p): the rule of
-// util/rng.h, so CPU and CUDA masks agree bit for bit. One Philox call yields the four uniforms of elements
-// 4j .. 4j+3, so each thread handles such a group of four.
+// util::dropout_keep(key.seed, key.stream, i, p), and kept values are scaled by 1/(1-p): the rule of
+// util/rng.h, so CPU and CUDA masks agree bit for bit. One Philox call yields the 16-bit draws of elements
+// 8j .. 8j+7, so each thread handles such a group of eight.
 //   bias_relu_dropout: y, x [N, F], bias [F]      others: flat [n]
 #include <cstdint>
 
@@ -16,7 +16,8 @@ using namespace cuda_kernels;
 
 namespace {
 
-// The four uniforms of elements 4*group .. 4*group+3: exactly philox_uniform's counter, key and word order.
+// The words of elements 8*group .. 8*group+7: exactly dropout_draw's counter, key and word order (element
+// 8*group + k is half k & 1 of word k >> 1).
 __device__ inline util::Philox4 dropout_group_bits(DropoutKey key, uint64_t group) {
   return util::philox4x32(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32),
                           static_cast<uint32_t>(key.stream), static_cast<uint32_t>(key.stream >> 32),
@@ -25,42 +26,44 @@ __device__ inline util::Philox4 dropout_group_bits(DropoutKey key, uint64_t grou
 
 float keep_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; }
 
-int64_t groups_of_four(int64_t n) { return (n + 3) / 4; }
+constexpr int kGroup = 8;  // elements per Philox call
+int64_t groups_of(int64_t n) { return (n + kGroup - 1) / kGroup; }
+__device__ inline uint32_t draw(const util::Philox4& bits, int k) { return (bits.v[k >> 1] >> (16 * (k & 1))) & 0xFFFFu; }
 
 // std::max(v, 0.0f), as the CPU backend computes it: a NaN passes through (fmaxf would turn it into 0).
 __device__ inline float relu(float v) { return v < 0.0f ? 0.0f : v; }
 
 // y = residual + dropout(x), or y = dropout(x) when residual is null (also dropout's backward: dx = mask*dy*s).
-__global__ void dropout_kernel(float* y, const float* residual, const float* x, int64_t n, float p, float scale,
-                               DropoutKey key) {
-  for (int64_t g = thread_index(); g * 4 < n; g += thread_stride()) {
+__global__ void dropout_kernel(float* y, const float* residual, const float* x, int64_t n, uint32_t threshold,
+                               float scale, DropoutKey key) {
+  for (int64_t g = thread_index(); g * kGroup < n; g += thread_stride()) {
     util::Philox4 bits = dropout_group_bits(key, static_cast<uint64_t>(g));
-    for (int k = 0; k < 4; ++k) {
-      int64_t i = g * 4 + k;
+    for (int k = 0; k < kGroup; ++k) {
+      int64_t i = g * kGroup + k;
       if (i >= n) break;
       // x * (0 or scale), as on the CPU (a NaN stays a NaN even where dropped); __fmul_rn: no contraction into
       // an FMA with the residual add, so results match the CPU's bit for bit.
-      float v = __fmul_rn(x[i], util::uniform01(bits.v[k]) >= p ? scale : 0.0f);
+      float v = __fmul_rn(x[i], draw(bits, k) >= threshold ? scale : 0.0f);
       y[i] = residual ? residual[i] + v : v;
     }
   }
 }
 
-__global__ void bias_relu_dropout_kernel(float* y, const float* x, const float* bias, int64_t n, int F, float p,
-                                         float scale, DropoutKey key) {
-  for (int64_t g = thread_index(); g * 4 < n; g += thread_stride()) {
+__global__ void bias_relu_dropout_kernel(float* y, const float* x, const float* bias, int64_t n, int F,
+                                         uint32_t threshold, float scale, DropoutKey key) {
+  for (int64_t g = thread_index(); g * kGroup < n; g += thread_stride()) {
     util::Philox4 bits = dropout_group_bits(key, static_cast<uint64_t>(g));
-    int col = static_cast<int>(g * 4 % F);  // one division per group; a group may wrap into the next row
-    for (int k = 0; k < 4; ++k) {
-      int64_t i = g * 4 + k;
+    int col = static_cast<int>(g * kGroup % F);  // one division per group; a group may wrap into the next row
+    for (int k = 0; k < kGroup; ++k) {
+      int64_t i = g * kGroup + k;
       if (i >= n) break;
-      y[i] = relu(x[i] + bias[col]) * (util::uniform01(bits.v[k]) >= p ? scale : 0.0f);
+      y[i] = relu(x[i] + bias[col]) * (draw(bits, k) >= threshold ? scale : 0.0f);
       if (++col == F) col = 0;
     }
   }
 }
 
-// p == 0: no random numbers at all (every uniform is >= 0, so the mask would keep everything anyway).
+// p == 0: no random numbers at all (every draw is >= threshold 0, so the mask would keep everything anyway).
 __global__ void bias_relu_kernel(float* y, const float* x, const float* bias, int64_t N, int F) {
   for (int64_t row = blockIdx.x; row < N; row += gridDim.x) {
     for (int j = threadIdx.x; j < F; j += blockDim.x) y[row * F + j] = relu(x[row * F + j] + bias[j]);
@@ -80,8 +83,8 @@ void CudaBackend::bias_relu_dropout_forward(float* y, const float* x, const floa
   if (p <= 0.0f) {
     bias_relu_kernel<<<grid_for(N, 1), kBlock, 0, stream_.get()>>>(y, x, bias, N, F);
   } else {
-    bias_relu_dropout_kernel<<<grid_for(groups_of_four(n), kBlock), kBlock, 0, stream_.get()>>>(
-        y, x, bias, n, F, p, keep_scale(p), key);
+    bias_relu_dropout_kernel<<<grid_for(groups_of(n), kBlock), kBlock, 0, stream_.get()>>>(
+        y, x, bias, n, F, util::dropout_threshold(p), keep_scale(p), key);
   }
   TT_CUDA_CHECK_LAUNCH();
 }
@@ -100,8 +103,8 @@ void CudaBackend::dropout_add_forward(float* y, const float* residual, const flo
     add(y, residual, x, n);
     return;
   }
-  dropout_kernel<<<grid_for(groups_of_four(n), kBlock), kBlock, 0, stream_.get()>>>(y, residual, x, n, p,
-                                                                                    keep_scale(p), key);
+  dropout_kernel<<<grid_for(groups_of(n), kBlock), kBlock, 0, stream_.get()>>>(
+      y, residual, x, n, util::dropout_threshold(p), keep_scale(p), key);
   TT_CUDA_CHECK_LAUNCH();
 }
 
@@ -111,8 +114,8 @@ void CudaBackend::dropout_forward(float* y, const float* x, int64_t n, float p, 
     copy(y, x, static_cast<size_t>(n) * sizeof(float));
     return;
   }
-  dropout_kernel<<<grid_for(groups_of_four(n), kBlock), kBlock, 0, stream_.get()>>>(y, nullptr, x, n, p,
-                                                                                    keep_scale(p), key);
+  dropout_kernel<<<grid_for(groups_of(n), kBlock), kBlock, 0, stream_.get()>>>(
+      y, nullptr, x, n, util::dropout_threshold(p), keep_scale(p), key);
   TT_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,4 +1,4 @@
-// Dropout kernels. Element i (flat index into the tensor) is kept iff philox_uniform(seed, stream, i) >= p
+// Dropout kernels. Element i (flat index into the tensor) is kept iff util::dropout_keep(seed, stream, i, p)
 // (util/rng.h), kept values scaled by 1/(1-p): the same mask on any thread count and on CUDA.
 //   dropout_forward / dropout_backward / dropout_add_forward: flat [n]
 //   bias_relu_dropout_forward: y, x [N, F], bias [F]      relu_dropout_backward(_bf16): flat [n]
@@ -21,6 +21,7 @@ void dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const fl
     return;
   }
   const float s = keep_scale(p);
+  const uint32_t thr = util::dropout_threshold(p);  // kept iff draw >= thr (util/rng.h)
   int64_t chunks = (n + kChunk - 1) / kChunk;
   int nt = threads_for(ctx, n * 8);  // Philox makes each element ~8x a plain copy
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -30,9 +31,9 @@ void dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const fl
     int64_t i0 = c * kChunk;
     int count = static_cast<int>(std::min<int64_t>(kChunk, n - i0));
     float* out = y ? y + i0 : piece;
-    const uint32_t* w = dropout_words(buf, i0, count, key);
+    const DrawHalf* d = dropout_draws(buf, i0, count, key);
 #pragma omp simd  // branch-free: vectorises
-    for (int k = 0; k < count; ++k) out[k] = x[i0 + k] * (util::uniform01(w[k]) >= p ? s : 0.0f);
+    for (int k = 0; k < count; ++k) out[k] = x[i0 + k] * (d[k] >= thr ? s : 0.0f);
     if (y16) to_bf16_row(y16 + i0, out, count);
   }
 }
@@ -49,6 +50,7 @@ void dropout_add_forward(const KernelContext& ctx, float* y, const float* residu
     return;
   }
   const float s = keep_scale(p);
+  const uint32_t thr = util::dropout_threshold(p);  // kept iff draw >= thr (util/rng.h)
   int64_t chunks = (n + kChunk - 1) / kChunk;
   int nt = threads_for(ctx, n * 8);
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -56,9 +58,9 @@ void dropout_add_forward(const KernelContext& ctx, float* y, const float* residu
     alignas(64) uint32_t buf[kChunk + 40];
     int64_t i0 = c * kChunk;
     int count = static_cast<int>(std::min<int64_t>(kChunk, n - i0));
-    const uint32_t* w = dropout_words(buf, i0, count, key);
+    const DrawHalf* d = dropout_draws(buf, i0, count, key);
 #pragma omp simd
-    for (int k = 0; k < count; ++k) y[i0 + k] = residual[i0 + k] + x[i0 + k] * (util::uniform01(w[k]) >= p ? s : 0.0f);
+    for (int k = 0; k < count; ++k) y[i0 + k] = residual[i0 + k] + x[i0 + k] * (d[k] >= thr ? s : 0.0f);
   }
 }
 
@@ -67,6 +69,7 @@ void dropout_add_forward(const KernelContext& ctx, float* y, const float* residu
 void bias_relu_dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16, const float* x, const float* bias,
                                int64_t N, int F, float p, DropoutKey key) {
   const float s = p > 0.0f ? keep_scale(p) : 1.0f;
+  const uint32_t thr = util::dropout_threshold(p);  // kept iff draw >= thr (util/rng.h)
   int nt = threads_for(ctx, p > 0.0f ? N * F * 8 : N * F);  // Philox makes each element ~8x a plain pass
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < N; ++i) {
@@ -77,11 +80,11 @@ void bias_relu_dropout_forward(const KernelContext& ctx, float* y, uint16_t* y16
       const int64_t i0 = i * F + j0;
       float* out = y ? y + i0 : piece;
       if (p > 0.0f) {
-        const uint32_t* w = dropout_words(buf, i0, count, key);
+        const DrawHalf* d = dropout_draws(buf, i0, count, key);
 #pragma omp simd
         for (int k = 0; k < count; ++k) {
           float v = std::max(x[i0 + k] + bias[j0 + k], 0.0f);
-          out[k] = v * (util::uniform01(w[k]) >= p ? s : 0.0f);
+          out[k] = v * (d[k] >= thr ? s : 0.0f);
         }
       } else {
 #pragma omp simd

@@ -1,4 +1,4 @@
-// The dropout mask words (Philox4x32-10, util/rng.h) for a run of flat element indices, vectorised with
+// The dropout draws (util::dropout_draw: Philox4x32-10, 16 bits per element) for a run of flat element indices, vectorised with
 // AVX-512 or AVX2 where the variant has it. Shared by the dropout kernels and the fused ones that drop in place
 // (fused attention); internal linkage, so each instruction-set variant has its own copy.
 #pragma once
@@ -141,11 +141,14 @@ inline void philox_groups(uint32_t* out, uint64_t block, uint32_t s_lo, uint32_t
 }
 #endif
 
-// w[k] = Philox word of element i0 + k (k < count <= kChunk); u = uniform01(w[k]) is philox_uniform(seed,
-// stream, i0 + k) exactly. `buf` holds kChunk + 40 words. Returns w.
-inline const uint32_t* dropout_words(uint32_t* buf, int64_t i0, int count, DropoutKey key) {
-  const uint64_t first_block = static_cast<uint64_t>(i0) >> 2;
-  const int nblocks = static_cast<int>(((static_cast<uint64_t>(i0) + count + 3) >> 2) - first_block);
+// d[k] = the 16-bit dropout draw of element i0 + k (k < count <= kChunk), util::dropout_draw exactly: the
+// Philox words of the elements' blocks in order, read as 16-bit halves (x86 is little-endian: the low
+// half first). `buf` holds kChunk + 40 words. Returns d.
+// Halves read from the words' storage: may_alias, so the compiler orders them after the words' stores.
+typedef uint16_t __attribute__((may_alias)) DrawHalf;
+inline const DrawHalf* dropout_draws(uint32_t* buf, int64_t i0, int count, DropoutKey key) {
+  const uint64_t first_block = static_cast<uint64_t>(i0) >> 3;
+  const int nblocks = static_cast<int>(((static_cast<uint64_t>(i0) + count + 7) >> 3) - first_block);
   const uint32_t s_lo = static_cast<uint32_t>(key.stream), s_hi = static_cast<uint32_t>(key.stream >> 32);
   const uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
   int b = 0;
@@ -164,7 +167,7 @@ inline const uint32_t* dropout_words(uint32_t* buf, int64_t i0, int count, Dropo
     util::Philox4 r = util::philox4x32(static_cast<uint32_t>(blk), static_cast<uint32_t>(blk >> 32), s_lo, s_hi, k0, k1);
     for (int k = 0; k < 4; ++k) buf[4 * b + k] = r.v[k];
   }
-  return buf + (i0 & 3);
+  return reinterpret_cast<const DrawHalf*>(buf) + (i0 & 7);
 }
 
 inline float keep_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; }

@@ -26,12 +26,13 @@ constexpr int64_t kBlockRows = 32;
 // of the cost of dropout).
 void block_factors(float* f, uint8_t* mask, int64_t i0, int64_t n, float p, DropoutKey key) {
   const float s = keep_scale(p);
+  const uint32_t thr = util::dropout_threshold(p);  // kept iff draw >= thr (util/rng.h)
   alignas(64) uint32_t buf[kChunk + 40];
   for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
     const int count = static_cast<int>(std::min<int64_t>(kChunk, n - j0));
-    const uint32_t* w = dropout_words(buf, i0 + j0, count, key);
+    const DrawHalf* d = dropout_draws(buf, i0 + j0, count, key);
 #pragma omp simd
-    for (int j = 0; j < count; ++j) f[j0 + j] = util::uniform01(w[j]) >= p ? s : 0.0f;
+    for (int j = 0; j < count; ++j) f[j0 + j] = d[j] >= thr ? s : 0.0f;
   }
   if (mask) {
 #pragma omp simd
