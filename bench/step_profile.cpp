@@ -262,9 +262,10 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
     timed("dropout_forward_bf16 " + std::to_string(n), 0,
           [&] { inner_.bf16_storage()->dropout_forward_bf16(y16, x, n, p, key); });
   }
-  void relu_dropout_backward_bf16(float* dx, const float* dy, const uint16_t* y16, int64_t n, float p) override {
-    timed("relu_dropout_backward_bf16 " + std::to_string(n), 0,
-          [&] { inner_.bf16_storage()->relu_dropout_backward_bf16(dx, dy, y16, n, p); });
+  void relu_dropout_backward_bf16(float* dx, float* db, const float* dy, const uint16_t* y16, int64_t N, int F,
+                                  float p) override {
+    timed("relu_dropout_backward_bf16 " + dims({N, F}) + (db ? " +dbias" : ""), 0,
+          [&] { inner_.bf16_storage()->relu_dropout_backward_bf16(dx, db, dy, y16, N, F, p); });
   }
   void gemm_bf16_operand(bool ta, bool tb, int M, int N, int K, float alpha, const void* A, int64_t lda, bool a16,
                          const void* B, int64_t ldb, bool b16, float beta, float* C, int64_t ldc) override {

@@ -29,8 +29,11 @@ class Bf16Storage {
   // y16 = bf16(dropout(x)), the bits dropout_forward's output would round to; nothing written in fp32.
   virtual void dropout_forward_bf16(uint16_t* y16, const float* x, int64_t n, float p, DropoutKey key) = 0;
   // relu_dropout_backward with y stored in bf16 (y16 > 0 exactly where y > 0, but for a y below bf16's
-  // smallest subnormal, which rounds to 0 and counts as inactive).
-  virtual void relu_dropout_backward_bf16(float* dx, const float* dy, const uint16_t* y16, int64_t n, float p) = 0;
+  // smallest subnormal, which rounds to 0 and counts as inactive); dx, dy, y16 [N, F]. dbias [F], unless
+  // null, += the column sums of dx as bias_backward(dbias, dx, N, F) adds them (the same bits), taken
+  // while each row is at hand instead of in a pass of its own.
+  virtual void relu_dropout_backward_bf16(float* dx, float* dbias, const float* dy, const uint16_t* y16, int64_t N,
+                                          int F, float p) = 0;
   // gemm in bf16 precision where A (a16) or B (b16) is already bf16: that operand is read as stored, dense
   // (lda / ldb equal its stored row length); the other is an fp32 operand as in gemm. Same bits as gemm on
   // the fp32 values that round to the stored ones.

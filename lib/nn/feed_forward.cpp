@@ -65,9 +65,10 @@ void FeedForward::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, c
   if (fused) fc2_.backward_without_bias(dhidden, dy, saved.hidden);
   else fc2_.backward(dhidden, dy, saved.hidden);
   const ops::KeptBf16 dhidden_kept(dhidden);  // its copy from the kernel below, for both of fc1's products
-  ops::relu_dropout_backward(dhidden, dhidden, saved.hidden, saved.p);
+  // fc1's bias gradient is taken by the same kernel, while each row of the gradient is at hand.
+  ops::relu_dropout_backward(dhidden, dhidden, saved.hidden, saved.p, fc1_.bias_grad());
   saved.hidden_kept.release();
-  fc1_.backward(dx, dhidden, saved.x, /*accumulate_dx=*/fused);
+  fc1_.backward_without_bias(dx, dhidden, saved.x, /*accumulate_dx=*/fused);
   saved.x_kept.release();
 }
 

@@ -47,14 +47,20 @@ void bias_activation_forward(const tensor::Tensor& y, const tensor::Tensor& x, c
   y.backend().bias_activation_forward(y.f32(), x.f32(), bias.f32(), x.numel() / F, F, a);
 }
 
-void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p) {
+void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p,
+                           const tensor::Tensor& dbias) {
   same_size(dx, dy, "relu_dropout_backward");
   same_size(dy, y, "relu_dropout_backward");
-  if (y.dtype() == tensor::DType::bf16)
+  const int F = dbias.defined() ? static_cast<int>(dbias.numel()) : static_cast<int>(last_dim(dy));
+  TT_CHECK(last_dim(dy) == F);
+  const int64_t N = dy.numel() / F;
+  if (y.dtype() == tensor::DType::bf16) {
     backend::bf16_storage_of(dx.backend(), "relu_dropout_backward")
-        .relu_dropout_backward_bf16(dx.f32(), dy.f32(), y.bf16(), dy.numel(), p);
-  else
-    dx.backend().relu_dropout_backward(dx.f32(), dy.f32(), y.f32(), dy.numel(), p);
+        .relu_dropout_backward_bf16(dx.f32(), dbias.defined() ? dbias.f32() : nullptr, dy.f32(), y.bf16(), N, F, p);
+    return;
+  }
+  dx.backend().relu_dropout_backward(dx.f32(), dy.f32(), y.f32(), dy.numel(), p);
+  if (dbias.defined()) dx.backend().bias_backward(dbias.f32(), dx.f32(), N, F);
 }
 
 void dropout_add_forward(const tensor::Tensor& y, const tensor::Tensor& residual, const tensor::Tensor& x, float p,

@@ -23,7 +23,10 @@ void bias_relu_dropout_forward(const tensor::Tensor& y, const tensor::Tensor& x,
 void bias_activation_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& bias,
                              backend::Activation a);
 // dx = dy / (1-p) where y > 0, else 0 (assigned; dx may alias dy). y may be bf16, as forward left it.
-void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p);
+// dbias (optional, [F] = dy's last dimension) += the column sums of dx: the bias gradient of the layer
+// whose output went through the ReLU, fused into this pass where y is bf16.
+void relu_dropout_backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& y, float p,
+                           const tensor::Tensor& dbias = tensor::Tensor{});
 
 // y = residual + dropout(x). y may alias residual or x.
 void dropout_add_forward(const tensor::Tensor& y, const tensor::Tensor& residual, const tensor::Tensor& x, float p,

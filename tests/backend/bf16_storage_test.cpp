@@ -151,7 +151,8 @@ TEST_CASE("bf16 storage: dropout writes the rounding of its fp32 result", "[back
   }
 }
 
-TEST_CASE("bf16 storage: relu_dropout_backward takes its mask from the bf16 output", "[backend][bf16]") {
+TEST_CASE("bf16 storage: relu_dropout_backward takes its mask from the bf16 output, and the bias gradient on the way",
+          "[backend][bf16]") {
   auto be = tt::test::bf16_backend(2);
   if (!be) return;
   HeldStep step(*be);
@@ -165,9 +166,31 @@ TEST_CASE("bf16 storage: relu_dropout_backward takes its mask from the bf16 outp
     auto y16 = upload_bf16(*be, bf16_bits(y.to_host_f32()), {N, F});
     auto expected = upload(*be, dy_host), actual = upload(*be, dy_host);
     be->relu_dropout_backward(expected.f32(), dy.f32(), y.f32(), y.numel(), p);
-    storage(*be).relu_dropout_backward_bf16(actual.f32(), dy.f32(), y16.bf16(), y.numel(), p);
+    storage(*be).relu_dropout_backward_bf16(actual.f32(), nullptr, dy.f32(), y16.bf16(), N, F, p);
     CHECK(actual.to_host_f32() == expected.to_host_f32());
+    // With the bias gradient: the bits bias_backward takes from dx, added to what dbias held.
+    const auto db0 = random_floats(F, 6);
+    auto db_expected = upload(*be, db0), db_actual = upload(*be, db0);
+    be->bias_backward(db_expected.f32(), expected.f32(), N, F);
+    storage(*be).relu_dropout_backward_bf16(actual.f32(), db_actual.f32(), dy.f32(), y16.bf16(), N, F, p);
+    CHECK(actual.to_host_f32() == expected.to_host_f32());
+    CHECK(db_actual.to_host_f32() == db_expected.to_host_f32());
   }
+  // Several blocks of rows and a column count that is no multiple of a vector.
+  const int64_t n2 = 70;
+  const int f2 = 33;
+  auto y2 = upload(*be, std::vector<float>(n2 * f2, 0.0f));
+  be->bias_relu_dropout_forward(y2.f32(), upload(*be, random_floats(n2 * f2, 7)).f32(),
+                                upload(*be, random_floats(f2, 8)).f32(), n2, f2, 0.2f, backend::DropoutKey{3, 4});
+  auto y2_16 = upload_bf16(*be, bf16_bits(y2.to_host_f32()), {n2, f2});
+  const auto g2 = random_floats(n2 * f2, 9);
+  auto dx_expected = upload(*be, g2), dx_actual = upload(*be, g2), dy2 = upload(*be, g2);
+  auto db_expected = upload(*be, std::vector<float>(f2, 0.5f)), db_actual = upload(*be, std::vector<float>(f2, 0.5f));
+  be->relu_dropout_backward(dx_expected.f32(), dy2.f32(), y2.f32(), n2 * f2, 0.2f);
+  be->bias_backward(db_expected.f32(), dx_expected.f32(), n2, f2);
+  storage(*be).relu_dropout_backward_bf16(dx_actual.f32(), db_actual.f32(), dy2.f32(), y2_16.bf16(), n2, f2, 0.2f);
+  CHECK(dx_actual.to_host_f32() == dx_expected.to_host_f32());
+  CHECK(db_actual.to_host_f32() == db_expected.to_host_f32());
 }
 
 TEST_CASE("bf16 storage: a product with a bf16 operand gives the bits of one rounding the fp32 operand",

@@ -80,8 +80,9 @@ class CpuBackend final : public Backend, public Bf16Storage {
   void dropout_forward_bf16(uint16_t* y16, const float* x, int64_t n, float p, DropoutKey key) override {
     kernels_->dropout_forward(ctx_, nullptr, y16, x, n, p, key);
   }
-  void relu_dropout_backward_bf16(float* dx, const float* dy, const uint16_t* y16, int64_t n, float p) override {
-    kernels_->relu_dropout_backward_bf16(ctx_, dx, bf16_output_copy(dx, n), dy, y16, n, p);
+  void relu_dropout_backward_bf16(float* dx, float* dbias, const float* dy, const uint16_t* y16, int64_t N, int F,
+                                  float p) override {
+    kernels_->relu_dropout_backward_bf16(ctx_, dx, bf16_output_copy(dx, N * F), dbias, dy, y16, N, F, p);
   }
   void gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A, int64_t lda,
                          bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C, int64_t ldc) override;

@@ -1,12 +1,14 @@
 // Dropout kernels. Element i (flat index into the tensor) is kept iff util::dropout_keep(seed, stream, i, p)
 // (util/rng.h), kept values scaled by 1/(1-p): the same mask on any thread count and on CUDA.
 //   dropout_forward / dropout_backward / dropout_add_forward: flat [n]
-//   bias_relu_dropout_forward: y, x [N, F], bias [F]      relu_dropout_backward(_bf16): flat [n]
+//   bias_relu_dropout_forward: y, x [N, F], bias [F]      relu_dropout_backward: flat [n]
+//   relu_dropout_backward_bf16: dx, dy, y16 [N, F], dbias [F]
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "backend/cpu/kernels/bf16_row.h"
+#include "backend/cpu/kernels/column_sums.h"
 #include "backend/cpu/kernels/dropout_mask.h"
 #include "backend/cpu/kernels/kernel_functions.h"
 
@@ -120,11 +122,38 @@ void relu_dropout_backward(const KernelContext& ctx, float* dx, uint16_t* dx16, 
   relu_dropout_backward_where(ctx, dx, dx16, dy, n, p, [y](int64_t i) { return y[i] > 0.0f; });
 }
 
-// A bf16 value is > 0 iff its bits, read as a signed 16-bit integer, are: sign clear and not +0.
-void relu_dropout_backward_bf16(const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy,
-                                const uint16_t* y16, int64_t n, float p) {
-  relu_dropout_backward_where(ctx, dx, dx16, dy, n, p,
-                              [y16](int64_t i) { return static_cast<int16_t>(y16[i]) > 0; });
+// A bf16 value is > 0 iff its bits, read as a signed 16-bit integer, are: sign clear and not +0. The bias
+// gradient (dbias not null) is summed from each row while it is in L1, in column_sums.h's order: the bits
+// of bias_backward(dx) without its pass over [N, F].
+void relu_dropout_backward_bf16(const KernelContext& ctx, float* dx, uint16_t* dx16, float* dbias, const float* dy,
+                                const uint16_t* y16, int64_t N, int F, float p) {
+  auto active = [y16](int64_t i) { return static_cast<int16_t>(y16[i]) > 0; };
+  if (!dbias) {
+    relu_dropout_backward_where(ctx, dx, dx16, dy, N * F, p, active);
+    return;
+  }
+  const float s = p > 0.0f ? keep_scale(p) : 1.0f;
+  const int64_t blocks = sum_blocks(N);
+  float* partials = kernel_scratch(ctx, static_cast<size_t>(blocks) * static_cast<size_t>(F));
+  const int nt = static_cast<int>(std::min<int64_t>(blocks, threads_for(ctx, 2 * N * F)));
+#pragma omp parallel num_threads(nt)
+  {
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t r0 = blk * kSumBlockRows, r1 = std::min(N, r0 + kSumBlockRows);
+      for (int64_t i = r0; i < r1; ++i) {
+        float* d = dx + i * F;
+        const float* g = dy + i * F;
+        const int16_t* y = reinterpret_cast<const int16_t*>(y16 + i * F);
+#pragma omp simd
+        for (int j = 0; j < F; ++j) d[j] = g[j] * (y[j] > 0 ? s : 0.0f);
+        add_row_to_partial(partials + blk * F, d, F, i == r0);
+        if (dx16) to_bf16_row(dx16 + i * F, d, F);
+      }
+    }
+#pragma omp for schedule(static)
+    for (int j0 = 0; j0 < F; j0 += 64) add_partials(dbias, partials, blocks, F, j0, std::min(F, j0 + 64));
+  }
 }
 
 }  // namespace tt::backend::cpu::TT_CPU_ISA

@@ -3,6 +3,7 @@
 //   add/axpy/scale/sum_squares: flat [n]
 #include <algorithm>
 
+#include "backend/cpu/kernels/column_sums.h"
 #include "backend/cpu/kernels/kernel_functions.h"
 
 namespace tt::backend::cpu::TT_CPU_ISA {
@@ -19,37 +20,20 @@ void add_bias(const KernelContext& ctx, float* y, const float* x, const float* b
 }
 
 void bias_backward(const KernelContext& ctx, float* dbias, const float* dy, int64_t N, int D) {
-  // Rows in fixed blocks: each block's column sums in row order (whole rows, read as they lie in memory),
-  // then the blocks' sums in block order, so the result does not depend on the thread count. (Columns
-  // split between threads instead read each row in short pieces far apart: half the memory bandwidth.)
-  constexpr int64_t kBlockRows = 32;
-  const int64_t blocks = (N + kBlockRows - 1) / kBlockRows;
-  float* partial = kernel_scratch(ctx, static_cast<size_t>(blocks) * static_cast<size_t>(D));
+  // Whole rows, read as they lie in memory (column_sums.h); columns split between threads would read each
+  // row in short pieces far apart, at half the memory bandwidth.
+  const int64_t blocks = sum_blocks(N);
+  float* partials = kernel_scratch(ctx, static_cast<size_t>(blocks) * static_cast<size_t>(D));
   const int nt = static_cast<int>(std::min<int64_t>(blocks, threads_for(ctx, N * D)));
 #pragma omp parallel num_threads(nt)
   {
 #pragma omp for schedule(static)
     for (int64_t blk = 0; blk < blocks; ++blk) {
-      float* acc = partial + blk * D;
-      const int64_t r0 = blk * kBlockRows, r1 = std::min(N, r0 + kBlockRows);
-      std::copy(dy + r0 * D, dy + r0 * D + D, acc);
-      for (int64_t i = r0 + 1; i < r1; ++i) {
-        const float* r = dy + i * D;
-#pragma omp simd
-        for (int j = 0; j < D; ++j) acc[j] += r[j];
-      }
+      const int64_t r0 = blk * kSumBlockRows, r1 = std::min(N, r0 + kSumBlockRows);
+      for (int64_t i = r0; i < r1; ++i) add_row_to_partial(partials + blk * D, dy + i * D, D, i == r0);
     }
 #pragma omp for schedule(static)
-    for (int j0 = 0; j0 < D; j0 += 64) {
-      const int j1 = std::min(D, j0 + 64);
-      float total[64] = {};
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const float* acc = partial + blk * D;
-#pragma omp simd
-        for (int j = j0; j < j1; ++j) total[j - j0] += acc[j];
-      }
-      for (int j = j0; j < j1; ++j) dbias[j] += total[j - j0];
-    }
+    for (int j0 = 0; j0 < D; j0 += 64) add_partials(dbias, partials, blocks, D, j0, std::min(D, j0 + 64));
   }
 }
 

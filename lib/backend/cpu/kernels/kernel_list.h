@@ -20,9 +20,9 @@
       int64_t N, int F, Activation a)) \
   X(void, relu_dropout_backward, (const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, \
       const float* y, int64_t n, float p)) \
-  /* the bf16-storage variant: y stored in bf16 */ \
-  X(void, relu_dropout_backward_bf16, (const KernelContext& ctx, float* dx, uint16_t* dx16, const float* dy, \
-      const uint16_t* y16, int64_t n, float p)) \
+  /* the bf16-storage variant: y stored in bf16; dbias (may be null) += column sums of dx */ \
+  X(void, relu_dropout_backward_bf16, (const KernelContext& ctx, float* dx, uint16_t* dx16, float* dbias, \
+      const float* dy, const uint16_t* y16, int64_t N, int F, float p)) \
   X(void, dropout_add_forward, (const KernelContext& ctx, float* y, const float* residual, const float* x, \
       int64_t n, float p, DropoutKey key)) \
   X(void, dropout_forward, (const KernelContext& ctx, float* y, uint16_t* y16, const float* x, int64_t n, float p, \
