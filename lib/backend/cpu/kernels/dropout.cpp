@@ -141,14 +141,28 @@ void relu_dropout_backward_bf16(const KernelContext& ctx, float* dx, uint16_t* d
 #pragma omp for schedule(static)
     for (int64_t blk = 0; blk < blocks; ++blk) {
       const int64_t r0 = blk * kSumBlockRows, r1 = std::min(N, r0 + kSumBlockRows);
+      float* partial = partials + blk * F;
       for (int64_t i = r0; i < r1; ++i) {
-        float* d = dx + i * F;
-        const float* g = dy + i * F;
         const int16_t* y = reinterpret_cast<const int16_t*>(y16 + i * F);
+        // In pieces that stay in L1 between the product, the partial sum and the bf16 copy (a whole row of
+        // the four arrays is as large as L1).
+        for (int j0 = 0; j0 < F; j0 += kChunk) {
+          const int j1 = std::min(F, j0 + kChunk);
+          float* d = dx + i * F;
+          const float* g = dy + i * F;
+          if (i == r0) {
 #pragma omp simd
-        for (int j = 0; j < F; ++j) d[j] = g[j] * (y[j] > 0 ? s : 0.0f);
-        add_row_to_partial(partials + blk * F, d, F, i == r0);
-        if (dx16) to_bf16_row(dx16 + i * F, d, F);
+            for (int j = j0; j < j1; ++j) partial[j] = d[j] = g[j] * (y[j] > 0 ? s : 0.0f);
+          } else {
+#pragma omp simd
+            for (int j = j0; j < j1; ++j) {
+              const float v = g[j] * (y[j] > 0 ? s : 0.0f);
+              d[j] = v;
+              partial[j] += v;
+            }
+          }
+          if (dx16) to_bf16_row(dx16 + i * F + j0, d + j0, j1 - j0);
+        }
       }
     }
 #pragma omp for schedule(static)
