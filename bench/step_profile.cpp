@@ -248,10 +248,10 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
 
   // ---- bf16 activation storage ----
   tt::backend::Bf16Storage* bf16_storage() override { return inner_.bf16_storage() ? this : nullptr; }
-  void round_to_bf16(uint16_t* y16, const float* x, int b1, int b2, int64_t rows, int64_t cols,
+  void round_to_bf16(uint16_t* y16, const float* x, const float* bias, int b1, int b2, int64_t rows, int64_t cols,
                      MatrixStrides s) override {
-    timed("round_to_bf16 " + dims({b1, b2, rows, cols}), 0,
-          [&] { inner_.bf16_storage()->round_to_bf16(y16, x, b1, b2, rows, cols, s); });
+    timed("round_to_bf16 " + dims({b1, b2, rows, cols}) + (bias ? " +bias" : ""), 0,
+          [&] { inner_.bf16_storage()->round_to_bf16(y16, x, bias, b1, b2, rows, cols, s); });
   }
   void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F, float p,
                                       DropoutKey key) override {

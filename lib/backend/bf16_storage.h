@@ -20,8 +20,10 @@ class Bf16Storage {
   // y16 = bf16(x), rounded as a bf16 product rounds its fp32 operands: x a [batch1, batch2] grid of
   // [rows, cols] matrices at strides s, y16 dense [batch1, batch2, rows, cols] (attention's [B, T, H, Dh]
   // projections become [B, H, T, Dh]).
-  virtual void round_to_bf16(uint16_t* y16, const float* x, int batch1, int batch2, int64_t rows, int64_t cols,
-                             MatrixStrides s) = 0;
+  // bias: null, or [batch2 * cols] added first (column c of matrix (i1, i2) adds bias[i2 * cols + c]: a
+  // projection's bias, per head), so that the fp32 sum need not be written.
+  virtual void round_to_bf16(uint16_t* y16, const float* x, const float* bias, int batch1, int batch2, int64_t rows,
+                             int64_t cols, MatrixStrides s) = 0;
   // y16 = bf16(dropout(relu(x + bias))), the bits bias_relu_dropout_forward's output would round to;
   // nothing is written in fp32. x [N, F] is left as it is.
   virtual void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F,

@@ -89,18 +89,22 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   ops::KeptBf16 x_kept, memory_kept, ctx_kept;
   ops::AttentionKept kept;
   if (saved) x_kept = ops::KeptBf16(x);
+  // Stored in bf16, the projections' biases are added by the kernel that rounds them (below).
   if (self) {
     qkv = fp32_arena.allocate(Shape{B, Tq, 3 * D_});
-    qkv_.forward(qkv, x);
+    if (bf16_saved) qkv_.forward_without_bias(qkv, x);
+    else qkv_.forward(qkv, x);
     q = member(qkv_, qkv, 0, B, Tq, Dh);
     k = member(qkv_, qkv, 1, B, Tq, Dh);
     v = member(qkv_, qkv, 2, B, Tq, Dh);
   } else {
     qkv = fp32_arena.allocate(Shape{B, Tq, D_});
-    q_.forward(qkv, x);
+    if (bf16_saved) q_.forward_without_bias(qkv, x);
+    else q_.forward(qkv, x);
     kv = fp32_arena.allocate(Shape{B, Tk, 2 * D_});
     if (saved) memory_kept = ops::KeptBf16(memory);
-    kv_.forward(kv, memory);
+    if (bf16_saved) kv_.forward_without_bias(kv, memory);
+    else kv_.forward(kv, memory);
     q = heads(qkv, Tq, D_, Dh);
     k = member(kv_, kv, 0, B, Tk, Dh);
     v = member(kv_, kv, 1, B, Tk, Dh);
@@ -115,12 +119,12 @@ void MultiHeadAttention::forward(const Tensor& out, const Tensor& x, const Tenso
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   Tensor q16, k16, v16;
   if (bf16_saved) {
-    auto stored = [&](const Operand& o, int T) {
+    auto stored = [&](const Operand& o, int T, const Linear& projection) {
       Tensor t = arena.allocate(Shape{B, H_, T, Dh}, tensor::DType::bf16);
-      ops::round_heads_to_bf16(t, rows(o), B, T, H_, Dh);
+      ops::round_heads_to_bf16(t, rows(o), B, T, H_, Dh, projection.bias());
       return t;
     };
-    q16 = stored(q, Tq), k16 = stored(k, Tk), v16 = stored(v, Tk);
+    q16 = stored(q, Tq, q_), k16 = stored(k, Tk, k_), v16 = stored(v, Tk, v_);
     ops::attention_forward_bf16(ops::HeadRows{heads_out, D_}, probs, dropped, q16, k16, v16, key_lengths, z, scale,
                                 causal, p, key, saved ? &kept : nullptr);
     qkv = kv = Tensor{};  // not saved

@@ -91,6 +91,17 @@ void LinearGroup::forward(const tensor::Tensor& y, const tensor::Tensor& x) cons
     members_[i]->forward(ops::view(y, N * offsets_[i], tensor::Shape{N, members_[i]->out_}), x);
 }
 
+void LinearGroup::forward_without_bias(const tensor::Tensor& y, const tensor::Tensor& x) const {
+  const int64_t N = x.numel() / members_[0]->in_;
+  TT_CHECK(y.numel() == N * total_out_);
+  if (fused_) {
+    merged_.forward_without_bias(y.reshape(tensor::Shape{N, total_out_}), x);
+    return;
+  }
+  for (size_t i = 0; i < members_.size(); ++i)
+    members_[i]->forward_without_bias(ops::view(y, N * offsets_[i], tensor::Shape{N, members_[i]->out_}), x);
+}
+
 void LinearGroup::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,
                            bool accumulate_dx) const {
   const int64_t N = x.numel() / members_[0]->in_;

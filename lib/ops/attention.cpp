@@ -93,13 +93,18 @@ tensor::DType attention_dropout_dtype(const Backend& be, bool bf16_stored) {
   return bf16_stored ? tensor::DType::bf16 : tensor::DType::f32;
 }
 
-void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, int T, int H, int Dh) {
+void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, int T, int H, int Dh,
+                         const tensor::Tensor& bias) {
   const AttentionSizes z{B, H, T, T, Dh};
   if (int64_t{B} * T * H * Dh == 0) return;
   check_rows(x, B, T, z, "projection");
   check_heads16(y16, B, T, z, "stored projection");
+  TT_CHECK_MSG(!bias.defined() || bias.numel() == int64_t{H} * Dh,
+               "projection bias " + (bias.defined() ? bias.shape().str() : std::string()) + " for " +
+                   std::to_string(H) + " heads of " + std::to_string(Dh));
   backend::bf16_storage_of(x.t.backend(), "round_heads_to_bf16")
-      .round_to_bf16(y16.bf16(), x.t.f32(), B, H, T, Dh, MatrixStrides{T * x.ld, Dh, x.ld});
+      .round_to_bf16(y16.bf16(), x.t.f32(), bias.defined() ? bias.f32() : nullptr, B, H, T, Dh,
+                     MatrixStrides{T * x.ld, Dh, x.ld});
 }
 
 // With q, k, v stored in bf16 the products read them as stored: always composed (attention_composed.h).

@@ -85,7 +85,7 @@ void round_to_bf16(const tensor::Tensor& y16, const tensor::Tensor& x) {
   const int64_t n = x.numel();
   if (n > 0)
     backend::bf16_storage_of(x.backend(), "round_to_bf16")
-        .round_to_bf16(y16.bf16(), x.f32(), 1, 1, 1, n, backend::MatrixStrides{n, n, n});
+        .round_to_bf16(y16.bf16(), x.f32(), nullptr, 1, 1, 1, n, backend::MatrixStrides{n, n, n});
 }
 
 }  // namespace tt::ops

@@ -87,7 +87,7 @@ TEST_CASE("bf16 storage: round_to_bf16 rounds to nearest even, as the products r
   auto xs = upload(*be, x);
   const int64_t n = xs.numel();
   auto y16 = tensor::Tensor::empty(*be, {n}, tensor::DType::bf16);
-  auto round = [&] { storage(*be).round_to_bf16(y16.bf16(), xs.f32(), 1, 1, 1, n, backend::MatrixStrides{n, n, n}); };
+  auto round = [&] { storage(*be).round_to_bf16(y16.bf16(), xs.f32(), nullptr, 1, 1, 1, n, backend::MatrixStrides{n, n, n}); };
   CHECK_THROWS_AS(round(), InternalError);  // no step
   HeldStep step(*be);
   round();
@@ -98,7 +98,8 @@ TEST_CASE("bf16 storage: round_to_bf16 rounds to nearest even, as the products r
   CHECK(bits[2] == 0x3f81);
 }
 
-TEST_CASE("bf16 storage: round_to_bf16 packs [B, T, H, Dh] projections into dense [B, H, T, Dh]", "[backend][bf16]") {
+TEST_CASE("bf16 storage: round_to_bf16 packs [B, T, H, Dh] projections into dense [B, H, T, Dh], a bias added first",
+          "[backend][bf16]") {
   auto be = tt::test::bf16_backend(2);
   if (!be) return;
   HeldStep step(*be);
@@ -107,13 +108,22 @@ TEST_CASE("bf16 storage: round_to_bf16 packs [B, T, H, Dh] projections into dens
   const auto x = random_floats(static_cast<size_t>(B) * T * ld, 14);
   auto xs = upload(*be, x);
   auto y16 = tensor::Tensor::empty(*be, {B, H, T, Dh}, tensor::DType::bf16);
-  storage(*be).round_to_bf16(y16.bf16(), xs.f32() + D, B, H, T, Dh, backend::MatrixStrides{int64_t{T} * ld, Dh, ld});
-  std::vector<float> packed;
+  const backend::MatrixStrides s{int64_t{T} * ld, Dh, ld};
+  storage(*be).round_to_bf16(y16.bf16(), xs.f32() + D, nullptr, B, H, T, Dh, s);
+  // With the projection's bias: the rounding of the fp32 sum, bias element h * Dh + j in head h's column j.
+  const auto bias = random_floats(static_cast<size_t>(D), 15);
+  auto biased16 = tensor::Tensor::empty(*be, {B, H, T, Dh}, tensor::DType::bf16);
+  storage(*be).round_to_bf16(biased16.bf16(), xs.f32() + D, upload(*be, bias).f32(), B, H, T, Dh, s);
+  std::vector<float> packed, biased;
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h)
       for (int t = 0; t < T; ++t)
-        for (int j = 0; j < Dh; ++j) packed.push_back(x[static_cast<size_t>((b * T + t) * ld + D + h * Dh + j)]);
+        for (int j = 0; j < Dh; ++j) {
+          packed.push_back(x[static_cast<size_t>((b * T + t) * ld + D + h * Dh + j)]);
+          biased.push_back(packed.back() + bias[static_cast<size_t>(h * Dh + j)]);
+        }
   CHECK(y16.to_host_bf16() == bf16_bits(packed));
+  CHECK(biased16.to_host_bf16() == bf16_bits(biased));
 }
 
 TEST_CASE("bf16 storage: bias + ReLU + dropout writes the rounding of its fp32 result and leaves x", "[backend][bf16]") {

@@ -86,12 +86,13 @@ void CpuBackend::forget_bf16_operand(const float* values) {
 
 Bf16Storage* CpuBackend::bf16_storage() { return bf16_ && bf16_->weights ? this : nullptr; }
 
-void CpuBackend::round_to_bf16(uint16_t* y16, const float* x, int batch1, int batch2, int64_t rows, int64_t cols,
-                               MatrixStrides s) {
+void CpuBackend::round_to_bf16(uint16_t* y16, const float* x, const float* bias, int batch1, int batch2, int64_t rows,
+                               int64_t cols, MatrixStrides s) {
   if (!bf16_storage()) throw InternalError("round_to_bf16 outside a bf16 training step");
   const int64_t n = int64_t{batch1} * batch2 * rows * cols;
   if (n <= 0) return;
-  kernels_->convert_to_bf16(ctx_, y16, x, batch1, batch2, rows, cols, s);
+  if (bias) kernels_->convert_to_bf16_with_bias(ctx_, y16, x, bias, batch1, batch2, rows, cols, s);
+  else kernels_->convert_to_bf16(ctx_, y16, x, batch1, batch2, rows, cols, s);
   bf16_->converted += n;
 }
 

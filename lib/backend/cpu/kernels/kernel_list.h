@@ -61,6 +61,9 @@
      grid of [rows, cols] matrices at strides s, y the same grid stored densely */ \
   X(void, convert_to_bf16, (const KernelContext& ctx, uint16_t* y, const float* x, int batch1, int batch2, \
       int64_t rows, int64_t cols, MatrixStrides s)) \
+  /* the same of x + bias, bias [batch2 * cols]: column c of matrix (i1, i2) adds bias[i2 * cols + c] */ \
+  X(void, convert_to_bf16_with_bias, (const KernelContext& ctx, uint16_t* y, const float* x, const float* bias, \
+      int batch1, int batch2, int64_t rows, int64_t cols, MatrixStrides s)) \
   X(void, gather_rows, (const KernelContext& ctx, float* dst, const float* src, const int32_t* index, int64_t N, \
       int64_t D)) \
   X(void, attention_decode, (const KernelContext& ctx, float* out, int64_t ldc, float* probs, const float* q, \
