@@ -135,6 +135,19 @@ int main(int argc, char** argv) {
     double s4 = time_it([&] { be->add_bias(y.data(), x.data(), g.data(), N, D); });
     double s5 = time_it([&] { be->bias_backward(dg.data(), y.data(), N, D); });
     std::printf("  dropout_add %8.1f us  add_bias %8.1f us  bias_backward %8.1f us\n", s3 * 1e6, s4 * 1e6, s5 * 1e6);
+    {  // the end of a post-LN sub-layer (bias, dropout, residual, layer norm) and its backward
+      auto sum = filled(N * D), res = filled(N * D), dres = filled(N * D), dx = filled(N * D), dbias = filled(D);
+      std::vector<uint8_t> mask(N * D);
+      double f = time_it([&] {
+        be->residual_layer_norm_forward(y.data(), sum.data(), m.data(), r.data(), mask.data(), x.data(), b.data(),
+                                        res.data(), g.data(), b.data(), N, D, 1e-5f, 0.1f, key);
+      });
+      double bw = time_it([&] {
+        be->residual_layer_norm_backward(dres.data(), dx.data(), dg.data(), db.data(), dbias.data(), y.data(),
+                                         sum.data(), m.data(), r.data(), mask.data(), g.data(), N, D, 0.1f, key);
+      });
+      std::printf("  residual_layer_norm  fwd %8.1f us  bwd %8.1f us\n", f * 1e6, bw * 1e6);
+    }
     auto h = filled(N * 4 * D);
     double s6 = time_it([&] { be->bias_relu_dropout_forward(h.data(), h.data(), filled(4 * D).data(), N, 4 * D, 0.1f, key); });
     std::printf("  bias_relu_dropout [%ld, %d] %8.1f us\n", long(N), 4 * D, s6 * 1e6);
