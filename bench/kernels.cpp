@@ -1,5 +1,5 @@
-// CPU kernel timings on training-step shapes (not a test): GEMM GFLOP/s to set against
-// /work/shared/bench/gemm_peak.cpp, and the non-GEMM kernels in GB/s or µs per call.
+// CPU kernel timings on training-step shapes (not a test): GEMM GFLOP/s to set against the oneDNN GEMM
+// peak bench/train_speed.sh measures first, and the non-GEMM kernels in GB/s or µs per call.
 //
 // Built by CMake (bench/CMakeLists.txt, target bench_kernels).
 // Run:  build/bin/bench_kernels [THREADS]   (default 2)
