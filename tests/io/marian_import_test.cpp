@@ -181,7 +181,10 @@ TEST_CASE("import-marian: greedy search gives Transformers' ids on every line, b
     }
     auto join = [](const std::vector<int32_t>& ids) {
       std::string s;
-      for (int32_t id : ids) s += (s.empty() ? "" : " ") + std::to_string(id);
+      for (int32_t id : ids) {
+        if (!s.empty()) s += ' ';
+        s += std::to_string(id);  // (not `" " + std::to_string`: GCC 12 warns falsely of overlapping memcpy)
+      }
       return s + "\n";
     };
     tmp.write("targets", join(beam[i]) + join(theirs));
