@@ -80,26 +80,21 @@ int64_t LinearGroup::member_offset(int i, int64_t N) const { return fused_ ? off
 
 int64_t LinearGroup::member_ld(int i) const { return fused_ ? total_out_ : members_[i]->out_; }
 
-void LinearGroup::forward(const tensor::Tensor& y, const tensor::Tensor& x) const {
-  const int64_t N = x.numel() / members_[0]->in_;
-  TT_CHECK(y.numel() == N * total_out_);
-  if (fused_) {
-    merged_.forward(y.reshape(tensor::Shape{N, total_out_}), x);
-    return;
-  }
-  for (size_t i = 0; i < members_.size(); ++i)
-    members_[i]->forward(ops::view(y, N * offsets_[i], tensor::Shape{N, members_[i]->out_}), x);
-}
+void LinearGroup::forward(const tensor::Tensor& y, const tensor::Tensor& x) const { forward(y, x, &Linear::forward); }
 
 void LinearGroup::forward_without_bias(const tensor::Tensor& y, const tensor::Tensor& x) const {
+  forward(y, x, &Linear::forward_without_bias);
+}
+
+void LinearGroup::forward(const tensor::Tensor& y, const tensor::Tensor& x, LinearForward member_forward) const {
   const int64_t N = x.numel() / members_[0]->in_;
   TT_CHECK(y.numel() == N * total_out_);
   if (fused_) {
-    merged_.forward_without_bias(y.reshape(tensor::Shape{N, total_out_}), x);
+    (merged_.*member_forward)(y.reshape(tensor::Shape{N, total_out_}), x);
     return;
   }
   for (size_t i = 0; i < members_.size(); ++i)
-    members_[i]->forward_without_bias(ops::view(y, N * offsets_[i], tensor::Shape{N, members_[i]->out_}), x);
+    (members_[i]->*member_forward)(ops::view(y, N * offsets_[i], tensor::Shape{N, members_[i]->out_}), x);
 }
 
 void LinearGroup::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,

@@ -66,6 +66,9 @@ class LinearGroup {
   int64_t member_ld(int i) const;
 
  private:
+  using LinearForward = void (Linear::*)(const tensor::Tensor&, const tensor::Tensor&) const;
+  void forward(const tensor::Tensor& y, const tensor::Tensor& x, LinearForward member_forward) const;
+
   std::vector<const Linear*> members_;
   std::vector<int> offsets_;
   int total_out_ = 0;
