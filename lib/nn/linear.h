@@ -56,9 +56,8 @@ class LinearGroup {
   int out() const { return total_out_; }
 
   void forward(const tensor::Tensor& y, const tensor::Tensor& x) const;  // y has N * out() elements
-  // The same without the biases, for a caller that adds member i's (member(i).bias()) in its own pass.
+  // The same without the biases, for a caller that adds each member's bias in a pass of its own.
   void forward_without_bias(const tensor::Tensor& y, const tensor::Tensor& x) const;
-  const Linear& member(int i) const { return *members_[static_cast<size_t>(i)]; }
   void backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,
                 bool accumulate_dx = false) const;
   // Where member i's output starts inside y (N rows) and its row stride.

@@ -37,9 +37,9 @@ void attention_backward(const HeadRows& dq, const HeadRows& dk, const HeadRows& 
 
 // bf16 storage (Backend::bf16_storage): x's B x T rows of H heads rounded into y16, a dense bf16 [B, H, T, Dh]
 // tensor, and the attention pair reading q16, k16, v16 so stored, with `dropped` bf16 too (the bits of the
-// pair above on x). bias (optional, [H * Dh]): added to x first, the projection's bias in the same pass.
+// pair above on x). bias (undefined: none; else [H * Dh]): the projection's bias, added to x in the same pass.
 void round_heads_to_bf16(const tensor::Tensor& y16, const HeadRows& x, int B, int T, int H, int Dh,
-                         const tensor::Tensor& bias = tensor::Tensor{});
+                         const tensor::Tensor& bias);
 void attention_forward_bf16(const HeadRows& ctx, const tensor::Tensor& probs, const tensor::Tensor& dropped,
                             const tensor::Tensor& q16, const tensor::Tensor& k16, const tensor::Tensor& v16,
                             const tensor::Tensor& key_lengths, AttentionSizes z, float scale, bool causal, float p,

@@ -72,8 +72,7 @@ class CpuBackend final : public Backend, public Bf16Storage {
   // bf16 storage (bf16_storage.h): itself, inside a bf16 training step (weights held).
   Bf16Storage* bf16_storage() override;
   void round_to_bf16(uint16_t* y16, const float* x, const float* bias, int batch1, int batch2, int64_t rows,
-                     int64_t cols,
-                     MatrixStrides s) override;  // counted in bf16_converted()
+                     int64_t cols, MatrixStrides s) override;  // counted in bf16_converted()
   void bias_relu_dropout_forward_bf16(uint16_t* y16, const float* x, const float* bias, int64_t N, int F, float p,
                                       DropoutKey key) override {
     kernels_->bias_relu_dropout_forward(ctx_, nullptr, y16, x, bias, N, F, p, key);
