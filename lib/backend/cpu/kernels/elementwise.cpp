@@ -22,19 +22,7 @@ void add_bias(const KernelContext& ctx, float* y, const float* x, const float* b
 void bias_backward(const KernelContext& ctx, float* dbias, const float* dy, int64_t N, int D) {
   // Whole rows, read as they lie in memory (column_sums.h); columns split between threads would read each
   // row in short pieces far apart, at half the memory bandwidth.
-  const int64_t blocks = sum_blocks(N);
-  float* partials = kernel_scratch(ctx, static_cast<size_t>(blocks) * static_cast<size_t>(D));
-  const int nt = static_cast<int>(std::min<int64_t>(blocks, threads_for(ctx, N * D)));
-#pragma omp parallel num_threads(nt)
-  {
-#pragma omp for schedule(static)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      const int64_t r0 = blk * kSumBlockRows, r1 = std::min(N, r0 + kSumBlockRows);
-      for (int64_t i = r0; i < r1; ++i) add_row_to_partial(partials + blk * D, dy + i * D, D, i == r0);
-    }
-#pragma omp for schedule(static)
-    for (int j0 = 0; j0 < D; j0 += 64) add_partials(dbias, partials, blocks, D, j0, std::min(D, j0 + 64));
-  }
+  sum_columns(ctx, dbias, N, D, 1, [dy, D](int64_t i, int j0, int) { return dy + i * D + j0; });
 }
 
 void add(const KernelContext& ctx, float* y, const float* a, const float* b, int64_t n) {
