@@ -55,12 +55,16 @@ TT_HOST_DEVICE inline float philox_uniform(uint64_t seed, uint64_t stream, uint6
 // 8j + 2k in its low half and 8j + 2k + 1 in its high one): half the generator's work of a 32-bit uniform
 // per element, which was most of the cost of dropout. p counts in steps of 1/65536 (0.1 drops 6554 of
 // every 65536 draws: 0.100006), far below what changes training.
+// The words of block j (elements 8j .. 8j+7), and element 8j + k's draw among them.
+TT_HOST_DEVICE inline Philox4 dropout_block(uint64_t seed, uint64_t stream, uint64_t block) {
+  return philox4x32(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), static_cast<uint32_t>(stream),
+                    static_cast<uint32_t>(stream >> 32), static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+TT_HOST_DEVICE inline uint32_t dropout_half(const Philox4& words, int k) {
+  return (words.v[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
+}
 TT_HOST_DEVICE inline uint32_t dropout_draw(uint64_t seed, uint64_t stream, uint64_t i) {
-  const uint64_t block = i >> 3;
-  const Philox4 r = philox4x32(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
-                               static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32),
-                               static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-  return (r.v[(i >> 1) & 3] >> (16 * (i & 1))) & 0xFFFFu;
+  return dropout_half(dropout_block(seed, stream, i >> 3), static_cast<int>(i & 7));
 }
 TT_HOST_DEVICE inline uint32_t dropout_threshold(float p) {
   if (!(p > 0.0f)) return 0;  // also NaN: nothing dropped (callers validate p)

@@ -16,19 +16,11 @@ using namespace cuda_kernels;
 
 namespace {
 
-// The words of elements 8*group .. 8*group+7: exactly dropout_draw's counter, key and word order (element
-// 8*group + k is half k & 1 of word k >> 1).
-__device__ inline util::Philox4 dropout_group_bits(DropoutKey key, uint64_t group) {
-  return util::philox4x32(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32),
-                          static_cast<uint32_t>(key.stream), static_cast<uint32_t>(key.stream >> 32),
-                          static_cast<uint32_t>(key.seed), static_cast<uint32_t>(key.seed >> 32));
-}
 
 float keep_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; }
 
-constexpr int kGroup = 8;  // elements per Philox call
+constexpr int kGroup = 8;  // elements per Philox call: util::dropout_block's
 int64_t groups_of(int64_t n) { return (n + kGroup - 1) / kGroup; }
-__device__ inline uint32_t draw(const util::Philox4& bits, int k) { return (bits.v[k >> 1] >> (16 * (k & 1))) & 0xFFFFu; }
 
 // std::max(v, 0.0f), as the CPU backend computes it: a NaN passes through (fmaxf would turn it into 0).
 __device__ inline float relu(float v) { return v < 0.0f ? 0.0f : v; }
@@ -37,13 +29,13 @@ __device__ inline float relu(float v) { return v < 0.0f ? 0.0f : v; }
 __global__ void dropout_kernel(float* y, const float* residual, const float* x, int64_t n, uint32_t threshold,
                                float scale, DropoutKey key) {
   for (int64_t g = thread_index(); g * kGroup < n; g += thread_stride()) {
-    util::Philox4 bits = dropout_group_bits(key, static_cast<uint64_t>(g));
+    const util::Philox4 bits = util::dropout_block(key.seed, key.stream, static_cast<uint64_t>(g));
     for (int k = 0; k < kGroup; ++k) {
       int64_t i = g * kGroup + k;
       if (i >= n) break;
       // x * (0 or scale), as on the CPU (a NaN stays a NaN even where dropped); __fmul_rn: no contraction into
       // an FMA with the residual add, so results match the CPU's bit for bit.
-      float v = __fmul_rn(x[i], draw(bits, k) >= threshold ? scale : 0.0f);
+      float v = __fmul_rn(x[i], util::dropout_half(bits, k) >= threshold ? scale : 0.0f);
       y[i] = residual ? residual[i] + v : v;
     }
   }
@@ -52,12 +44,12 @@ __global__ void dropout_kernel(float* y, const float* residual, const float* x, 
 __global__ void bias_relu_dropout_kernel(float* y, const float* x, const float* bias, int64_t n, int F,
                                          uint32_t threshold, float scale, DropoutKey key) {
   for (int64_t g = thread_index(); g * kGroup < n; g += thread_stride()) {
-    util::Philox4 bits = dropout_group_bits(key, static_cast<uint64_t>(g));
+    const util::Philox4 bits = util::dropout_block(key.seed, key.stream, static_cast<uint64_t>(g));
     int col = static_cast<int>(g * kGroup % F);  // one division per group; a group may wrap into the next row
     for (int k = 0; k < kGroup; ++k) {
       int64_t i = g * kGroup + k;
       if (i >= n) break;
-      y[i] = relu(x[i] + bias[col]) * (draw(bits, k) >= threshold ? scale : 0.0f);
+      y[i] = relu(x[i] + bias[col]) * (util::dropout_half(bits, k) >= threshold ? scale : 0.0f);
       if (++col == F) col = 0;
     }
   }

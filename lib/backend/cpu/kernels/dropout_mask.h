@@ -1,6 +1,7 @@
-// The dropout draws (util::dropout_draw: Philox4x32-10, 16 bits per element) for a run of flat element indices, vectorised with
-// AVX-512 or AVX2 where the variant has it. Shared by the dropout kernels and the fused ones that drop in place
-// (fused attention); internal linkage, so each instruction-set variant has its own copy.
+// The dropout draws (util::dropout_draw: Philox4x32-10, 16 bits per element) for a run of flat element
+// indices, vectorised with AVX-512 or AVX2 where the variant has it. Shared by the dropout kernels and the
+// fused ones that drop in place (fused attention); internal linkage, so each instruction-set variant has
+// its own copy.
 #pragma once
 
 #include <cstdint>
@@ -141,18 +142,19 @@ inline void philox_groups(uint32_t* out, uint64_t block, uint32_t s_lo, uint32_t
 }
 #endif
 
+// Halves read from the words' storage: may_alias, so the compiler orders them after the words' stores.
+typedef uint16_t __attribute__((may_alias)) DrawHalf;
+
 // d[k] = the 16-bit dropout draw of element i0 + k (k < count <= kChunk), util::dropout_draw exactly: the
 // Philox words of the elements' blocks in order, read as 16-bit halves (x86 is little-endian: the low
 // half first). `buf` holds kChunk + 40 words. Returns d.
-// Halves read from the words' storage: may_alias, so the compiler orders them after the words' stores.
-typedef uint16_t __attribute__((may_alias)) DrawHalf;
 inline const DrawHalf* dropout_draws(uint32_t* buf, int64_t i0, int count, DropoutKey key) {
   const uint64_t first_block = static_cast<uint64_t>(i0) >> 3;
   const int nblocks = static_cast<int>(((static_cast<uint64_t>(i0) + count + 7) >> 3) - first_block);
-  const uint32_t s_lo = static_cast<uint32_t>(key.stream), s_hi = static_cast<uint32_t>(key.stream >> 32);
-  const uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
   int b = 0;
 #if defined(__AVX2__)
+  const uint32_t s_lo = static_cast<uint32_t>(key.stream), s_hi = static_cast<uint32_t>(key.stream >> 32);
+  const uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
   constexpr int kStep = kPhiloxLanes * kGroups;  // blocks per vector call
   for (; b + kStep <= nblocks; b += kStep) philox_groups(buf + 4 * b, first_block + b, s_lo, s_hi, k0, k1);
   if (nblocks - b > 2) {  // a tail of more than two blocks: one vector call beside, cheaper than scalar ones
@@ -163,8 +165,7 @@ inline const DrawHalf* dropout_draws(uint32_t* buf, int64_t i0, int count, Dropo
   }
 #endif
   for (; b < nblocks; ++b) {
-    uint64_t blk = first_block + b;
-    util::Philox4 r = util::philox4x32(static_cast<uint32_t>(blk), static_cast<uint32_t>(blk >> 32), s_lo, s_hi, k0, k1);
+    const util::Philox4 r = util::dropout_block(key.seed, key.stream, first_block + b);
     for (int k = 0; k < 4; ++k) buf[4 * b + k] = r.v[k];
   }
   return reinterpret_cast<const DrawHalf*>(buf) + (i0 & 7);
