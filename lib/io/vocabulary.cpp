@@ -71,9 +71,18 @@ std::string Vocabulary::decode_ids(const std::vector<int>& ids) const {
   for (int id : ids) pieces.push_back(id_to_piece(id));
   // A shared table holds the other side's pieces too, which this SentencePiece model decodes as they are:
   // their word marks become spaces, and the line is trimmed, as Marian's tokenizer does.
-  std::string text = spm_.decode_pieces(pieces);
+  const std::string decoded = spm_.decode_pieces(pieces);
   static const std::string mark = "\u2581";
-  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + 1)) text.replace(at, mark.size(), " ");
+  std::string text;  // built anew (replacing in place drew a false GCC 12 overlap warning)
+  text.reserve(decoded.size());
+  for (size_t at = 0; at < decoded.size();) {
+    if (decoded.compare(at, mark.size(), mark) == 0) {
+      text += ' ';
+      at += mark.size();
+    } else {
+      text += decoded[at++];
+    }
+  }
   const size_t first = text.find_first_not_of(' '), last = text.find_last_not_of(' ');
   return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
 }

@@ -57,8 +57,9 @@ TT_HOST_DEVICE inline float philox_uniform(uint64_t seed, uint64_t stream, uint6
 // every 65536 draws: 0.100006), far below what changes training.
 // The words of block j (elements 8j .. 8j+7), and element 8j + k's draw among them.
 TT_HOST_DEVICE inline Philox4 dropout_block(uint64_t seed, uint64_t stream, uint64_t block) {
-  return philox4x32(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), static_cast<uint32_t>(stream),
-                    static_cast<uint32_t>(stream >> 32), static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+  return philox4x32(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+                    static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32),
+                    static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 TT_HOST_DEVICE inline uint32_t dropout_half(const Philox4& words, int k) {
   return (words.v[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;

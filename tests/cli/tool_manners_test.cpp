@@ -283,7 +283,7 @@ namespace {
 std::vector<std::string> bash_offers(const std::string& tool_name, const std::vector<std::string>& words,
                                      const std::string& dir) {
   std::string array;
-  for (const auto& w : words) array += " " + tt::test::quoted(w);
+  for (const auto& w : words) array.append(" ").append(tt::test::quoted(w));  // (`" " + ...`: a GCC 12 false warning)
   std::string fn = "_" + tool_name;
   std::replace(fn.begin(), fn.end(), '-', '_');
   const std::string script = "cd " + tt::test::quoted(dir) + " && source " +

@@ -107,20 +107,11 @@ namespace {
 
 // A small model with random weights over V pieces on a row-invariant CPU backend.
 struct RandomModel {
-  explicit RandomModel(int V, uint64_t seed) : be(backend::make_backend("cpu", 1)), model(config(V), *be, nn::Usage::inference) {
+  explicit RandomModel(int V, uint64_t seed)
+      : be(backend::make_backend("cpu", 1)),
+        model(tt::test::small_decoding_config(V, 1, 32), *be, nn::Usage::inference) {
     REQUIRE(be->set_row_invariant(true));
     model.init_parameters(seed);
-  }
-  static nn::ModelConfig config(int V) {
-    nn::ModelConfig c;
-    c.vocab_size_src = c.vocab_size_tgt = V;
-    c.d_model = 32;
-    c.d_ff = 64;
-    c.heads = 4;
-    c.n_layers_enc = c.n_layers_dec = 1;
-    c.dropout = 0.0f;
-    c.max_positions = 32;
-    return c;
   }
   std::unique_ptr<backend::Backend> be;
   nn::Transformer model;

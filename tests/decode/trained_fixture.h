@@ -28,6 +28,19 @@ struct TrainedFixture {
   std::vector<std::string> lines;  // ~200 test inputs: the corpus lines, their halves and suffixes
 };
 
+// The small model shape the decoding tests use: d_model 32, 4 heads, no dropout.
+inline nn::ModelConfig small_decoding_config(int vocab, int layers, int max_positions) {
+  nn::ModelConfig c;
+  c.vocab_size_src = c.vocab_size_tgt = vocab;
+  c.d_model = 32;
+  c.d_ff = 64;
+  c.heads = 4;
+  c.n_layers_enc = c.n_layers_dec = layers;
+  c.dropout = 0.0f;
+  c.max_positions = max_positions;
+  return c;
+}
+
 inline std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
   std::vector<std::string> lines;
@@ -66,14 +79,7 @@ inline const TrainedFixture& trained_fixture() {
       ids.emplace_back(v.begin(), v.end());
     }
 
-    nn::ModelConfig c;
-    c.vocab_size_src = c.vocab_size_tgt = spm.piece_size();
-    c.d_model = 32;
-    c.d_ff = 64;
-    c.heads = 4;
-    c.n_layers_enc = c.n_layers_dec = 2;
-    c.dropout = 0.0f;
-    c.max_positions = 96;
+    const nn::ModelConfig c = small_decoding_config(spm.piece_size(), 2, 96);
     auto be = backend::make_backend("cpu", 1);
     nn::Transformer model(c, *be);
     model.init_parameters(3);

@@ -8,6 +8,7 @@
 
 #include "data/spm_tokenizer.h"
 #include "decode/trained_fixture.h"
+#include "support/ids_text.h"
 #include "support/run_command.h"
 
 using namespace tt;
@@ -326,9 +327,7 @@ TEST_CASE("tt-translate --target-prefix and --alternatives: each translation sta
   std::istringstream translations(plain.out), lines(in);
   std::vector<std::string> wanted;
   for (std::string t, l; std::getline(translations, t) && std::getline(lines, l);) {
-    std::string source;
-    for (int id : spm.encode_ids(l)) source += (source.empty() ? "" : " ") + std::to_string(id);
-    id_in += source + "\n";
+    id_in += tt::test::ids_text(spm.encode_ids(l)) + "\n";
     std::istringstream words(t);
     std::string a, b, prefix;
     if (wanted.size() % 2 == 0 && words >> a >> b) prefix = a + " " + b;
@@ -394,9 +393,7 @@ TEST_CASE("tt-translate --constraints: every phrase in every output, the same by
   std::vector<std::vector<std::string>> wanted;
   for (std::string l; std::getline(lines, l);) {
     const auto v = spm.encode_ids(l);
-    std::string source;
-    for (int id : v) source += (source.empty() ? "" : " ") + std::to_string(id);
-    id_in += source + "\n";
+    id_in += tt::test::ids_text(v) + "\n";
     // Every third line: no constraints; the others: two phrases of ids from the line's own source (the
     // fixture model copies), the second in reverse order, which it would not write by itself.
     std::vector<std::string> phrases;
@@ -427,7 +424,7 @@ TEST_CASE("tt-translate --constraints: every phrase in every output, the same by
     std::smatch m;
     REQUIRE(std::regex_match(line, m, entry));
     const size_t k = std::stoul(m[1]);
-    const std::string text = " " + m[2].str() + " ";
+    const std::string text = std::string(" ").append(m[2].str()).append(" ");
     for (const auto& p : wanted[k]) CHECK(text.find(" " + p + " ") != std::string::npos);
     if (wanted[k].empty()) CHECK(line == free);
   }

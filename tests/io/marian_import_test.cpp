@@ -20,6 +20,7 @@
 #include "io/vocabulary.h"
 #include "io/safetensors.h"
 #include "nn/transformer.h"
+#include "support/ids_text.h"
 #include "support/run_command.h"
 #include "support/tmp_dir.h"
 #include "tensor/arena.h"
@@ -179,15 +180,7 @@ TEST_CASE("import-marian: greedy search gives Transformers' ids on every line, b
       ++same;
       continue;
     }
-    auto join = [](const std::vector<int32_t>& ids) {
-      std::string s;
-      for (int32_t id : ids) {
-        if (!s.empty()) s += ' ';
-        s += std::to_string(id);  // (not `" " + std::to_string`: GCC 12 warns falsely of overlapping memcpy)
-      }
-      return s + "\n";
-    };
-    tmp.write("targets", join(beam[i]) + join(theirs));
+    tmp.write("targets", tt::test::ids_text(beam[i]) + "\n" + tt::test::ids_text(theirs) + "\n");
     const std::string src = lines[i]["source"].get<std::string>() + "\n";
     // Each line of --score's output starts with the target's score.
     std::istringstream s(run_command(tool("tt-translate") + " -q -m " + quoted(tmp.file("m")) +
