@@ -95,6 +95,18 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
     return s;
   }
 
+  // Product keys: "gemm NT 2048x512x512 +=", "gemm_batched NN 64x8 of 32x64x32", and which operands came
+  // stored in bf16.
+  static std::string gemm_key(bool ta, bool tb, int M, int N, int K, float beta) {
+    return std::string("gemm ") + (ta ? "T" : "N") + (tb ? "T" : "N") + " " + dims({M, N, K}) +
+           (beta != 0 ? " +=" : "");
+  }
+  static std::string batched_key(bool ta, bool tb, int b1, int b2, int M, int N, int K) {
+    return std::string("gemm_batched ") + (ta ? "T" : "N") + (tb ? "T" : "N") + " " + dims({b1, b2}) + " of " +
+           dims({M, N, K});
+  }
+  static std::string stored(bool a16, bool b16) { return std::string(a16 ? " A16" : "") + (b16 ? " B16" : ""); }
+
   tt::backend::Device device() const override { return inner_.device(); }
   std::string name() const override { return inner_.name(); }
   void* allocate(size_t bytes) override { return inner_.allocate(bytes); }
@@ -121,16 +133,12 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
 
   void gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int64_t lda, const float* B,
             int64_t ldb, float beta, float* C, int64_t ldc) override {
-    const std::string k = std::string("gemm ") + (ta ? "T" : "N") + (tb ? "T" : "N") + " " + dims({M, N, K}) +
-                          (beta != 0 ? " +=" : "");
-    timed(k, 2.0 * M * N * K, [&] { inner_.gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
+    timed(gemm_key(ta, tb, M, N, K, beta), 2.0 * M * N * K, [&] { inner_.gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
   }
   void gemm_batched(bool ta, bool tb, int b1, int b2, int M, int N, int K, float alpha, const float* A,
                     MatrixStrides a, const float* B, MatrixStrides b, float beta, float* C,
                     MatrixStrides c) override {
-    const std::string k = std::string("gemm_batched ") + (ta ? "T" : "N") + (tb ? "T" : "N") + " " +
-                          dims({b1, b2}) + " of " + dims({M, N, K});
-    timed(k, 2.0 * b1 * b2 * M * N * K,
+    timed(batched_key(ta, tb, b1, b2, M, N, K), 2.0 * b1 * b2 * M * N * K,
           [&] { inner_.gemm_batched(ta, tb, b1, b2, M, N, K, alpha, A, a, B, b, beta, C, c); });
   }
   void add_bias(float* y, const float* x, const float* bias, int64_t N, int D) override {
@@ -269,18 +277,14 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
   }
   void gemm_bf16_operand(bool ta, bool tb, int M, int N, int K, float alpha, const void* A, int64_t lda, bool a16,
                          const void* B, int64_t ldb, bool b16, float beta, float* C, int64_t ldc) override {
-    const std::string k = std::string("gemm ") + (ta ? "T" : "N") + (tb ? "T" : "N") + " " + dims({M, N, K}) +
-                          (beta != 0 ? " +=" : "") + (a16 ? " A16" : "") + (b16 ? " B16" : "");
-    timed(k, 2.0 * M * N * K, [&] {
+    timed(gemm_key(ta, tb, M, N, K, beta) + stored(a16, b16), 2.0 * M * N * K, [&] {
       inner_.bf16_storage()->gemm_bf16_operand(ta, tb, M, N, K, alpha, A, lda, a16, B, ldb, b16, beta, C, ldc);
     });
   }
   void gemm_batched_bf16_operand(bool ta, bool tb, int b1, int b2, int M, int N, int K, float alpha, const void* A,
                                  MatrixStrides a, bool a16, const void* B, MatrixStrides b, bool b16, float beta,
                                  float* C, MatrixStrides c) override {
-    const std::string k = std::string("gemm_batched ") + (ta ? "T" : "N") + (tb ? "T" : "N") + " " +
-                          dims({b1, b2}) + " of " + dims({M, N, K}) + (a16 ? " A16" : "") + (b16 ? " B16" : "");
-    timed(k, 2.0 * b1 * b2 * M * N * K, [&] {
+    timed(batched_key(ta, tb, b1, b2, M, N, K) + stored(a16, b16), 2.0 * b1 * b2 * M * N * K, [&] {
       inner_.bf16_storage()->gemm_batched_bf16_operand(ta, tb, b1, b2, M, N, K, alpha, A, a, a16, B, b, b16, beta,
                                                        C, c);
     });
@@ -361,8 +365,9 @@ int main(int argc, char** argv) {
   double kernel_wall = 0, gemm_wall = 0, gemm_flops = 0, other_floor = 0;
   for (const auto& [k, c] : rows) {
     kernel_wall += c.wall;
-    if (c.flops == 0) other_floor += c.min_call * double(c.calls);
-    if (c.flops > 0) {
+    if (c.flops == 0) {
+      other_floor += c.min_call * double(c.calls);
+    } else {
       gemm_wall += c.wall;
       gemm_flops += c.flops;
     }
