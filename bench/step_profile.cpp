@@ -245,6 +245,9 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
   void gather_rows(float* d, const float* s, const int32_t* idx, int64_t N, int64_t D) override {
     inner_.gather_rows(d, s, idx, N, D);
   }
+  void scatter_rows(float* d, const float* s, const int32_t* idx, int64_t N, int64_t D) override {
+    inner_.scatter_rows(d, s, idx, N, D);
+  }
   void attention_decode(float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq, const float* k,
                         const float* v, int64_t ld, const int32_t* rows, const int32_t* counts, int n, int max_keys,
                         int H, int Dh, float scale) override {

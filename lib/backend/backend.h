@@ -260,6 +260,9 @@ class Backend {
   // ---- layout -------------------------------------------------------------------------------------------
   // Copy rows: dst[i, :] = src[index[i], :] for i < N (beam reordering of KV caches). D columns.
   virtual void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) = 0;
+  // The reverse: dst[index[i], :] = src[i, :] for i < N, the indices distinct (a few values written into
+  // a device matrix in one call instead of one host transfer each).
+  virtual void scatter_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) = 0;
 
   // ---- decoding -------------------------------------------------------------------------------------------
   // Attention of ONE query per row over keys addressed by row number, so that beam search can reorder

@@ -22,12 +22,11 @@ void penalize_repeats(const tensor::Tensor& scores, const std::vector<std::vecto
       if (t >= 0 && t < V) at.push_back(r * V + t);
   }
   if (at.empty()) return;
-  // A few values per row: read back in one gather, penalised, written back one by one (any device, no
-  // scatter kernel of its own).
+  // A few values per row: read back in one gather, penalised, written back in one scatter.
   tensor::Arena scratch(scores.backend());
   std::vector<float> values = ops::download_at(scores, at, scratch);
   for (float& x : values) x = x < 0 ? x * penalty : x / penalty;
-  for (size_t k = 0; k < at.size(); ++k) scores.backend().copy_from_host(scores.f32() + at[k], &values[k], sizeof(float));
+  ops::upload_at(scores, at, values, scratch);
   if (!logits) ops::log_softmax(scores);
 }
 

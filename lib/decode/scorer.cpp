@@ -74,19 +74,19 @@ tensor::Tensor ModelScorer::decode(const std::vector<int32_t>& tokens, int n, nn
     sample_at_.clear();
     for (int64_t r = 0; r < rows; ++r)
       for (int32_t c : columns_.sample) sample_at_.push_back(r * C + c);
-    std::vector<float> sampled;
-    {
-      tensor::ArenaScope scope(step_arena_);
-      sampled = ops::download_at(logits, sample_at_, step_arena_);
-    }
+    tensor::ArenaScope scope(step_arena_);  // scratch after the logits, dropped at the block's end as before
+    const std::vector<float> sampled = ops::download_at(logits, sample_at_, step_arena_);
+    rest_.clear();
+    rest_at_.clear();
     for (int64_t r = 0; r < rows; ++r) {  // log-sum-exp of the row's sample, weighted up to all it stands for
       const float* v = sampled.data() + static_cast<size_t>(r) * R;
       const float top = *std::max_element(v, v + R);
       double sum = 0;
       for (size_t k = 0; k < R; ++k) sum += std::exp(static_cast<double>(v[k]) - top);
-      const float rest = std::isfinite(top) ? top + static_cast<float>(std::log(sum)) + columns_.rest_log_weight : top;
-      model_.backend().copy_from_host(logits.f32() + r * C + rest_column_, &rest, sizeof(float));
+      rest_.push_back(std::isfinite(top) ? top + static_cast<float>(std::log(sum)) + columns_.rest_log_weight : top);
+      rest_at_.push_back(r * C + rest_column_);
     }
+    ops::upload_at(logits, rest_at_, rest_, step_arena_);
   }
   if (!logits_) ops::log_softmax(logits);
   return logits;

@@ -84,6 +84,8 @@ class ModelScorer final : public StepScorer {
   Shortlist::Columns columns_;
   int32_t rest_column_ = -1;  // <pad>'s column
   std::vector<int64_t> sample_at_;  // decode(): where the sample lies in a step's logits (kept between steps)
+  std::vector<int64_t> rest_at_;    // decode(): each row's <pad> column, which gets the left-out pieces' estimate
+  std::vector<float> rest_;
   tensor::Arena encode_arena_, cache_arena_, step_arena_;
   std::optional<nn::DecodeState> state_;
   int S_ = 0;

@@ -30,6 +30,20 @@ std::vector<float> download_at(const tensor::Tensor& x, const std::vector<int64_
   return picked.to_host_f32();
 }
 
+void upload_at(const tensor::Tensor& x, const std::vector<int64_t>& at, const std::vector<float>& values,
+               tensor::Arena& scratch) {
+  TT_CHECK_MSG(at.size() == values.size(),
+               "upload_at: " + std::to_string(values.size()) + " values for " + std::to_string(at.size()) + " offsets");
+  const int64_t n = static_cast<int64_t>(at.size());
+  if (n == 0) return;
+  for (int64_t a : at) TT_CHECK_MSG(a >= 0 && a < x.numel(), "upload_at: offset " + std::to_string(a) + " outside " + x.shape().str());
+  tensor::Tensor index = scratch.allocate(tensor::Shape{n}, tensor::DType::i32);
+  tensor::Tensor given = scratch.allocate(tensor::Shape{n, 1});
+  upload(index, std::vector<int32_t>(at.begin(), at.end()));
+  upload(given, values);
+  x.backend().scatter_rows(x.f32(), given.f32(), index.i32(), n, 1);
+}
+
 std::vector<float> download_columns(const tensor::Tensor& x, const std::vector<int32_t>& columns,
                                     tensor::Arena& scratch) {
   const int64_t rows = x.dim(0), V = x.dim(1);

@@ -1,4 +1,5 @@
-// add_bias, bias_backward, add, axpy, scale, sum_squares, fill, copy, gather_rows and bias_activation_forward
+// add_bias, bias_backward, add, axpy, scale, sum_squares, fill, copy, gather_rows, scatter_rows and
+// bias_activation_forward
 // against the reference on every backend: odd sizes, aliasing, accumulation, a fixed summation order.
 #include <catch2/catch.hpp>
 
@@ -6,6 +7,8 @@
 #include <cmath>
 
 #include "conformance/backends_under_test.h"
+#include "ops/copy.h"
+#include "tensor/arena.h"
 #include "backend/kernel_fixture.h"
 #include "support/reference_kernels.h"
 #include "util/error.h"
@@ -118,6 +121,38 @@ TEST_CASE("gather_rows reorders rows, repeats allowed", "[conformance][layout]")
     std::vector<double> e(index.size() * D);
     reference::gather_rows(e.data(), S.data(), index.data(), static_cast<int64_t>(index.size()), D);
     require_close(d.to_host_f32(), e, 0.0, 1e-30, "gather_rows");
+  });
+}
+
+TEST_CASE("scatter_rows writes the given rows and leaves the others", "[conformance][layout]") {
+  for_each_backend([](backend::Backend& be) {
+    const int64_t rows = 12, D = 37;
+    const std::vector<int32_t> index = {11, 0, 5, 3, 6};  // distinct, out of order, both ends
+    const auto n = static_cast<int64_t>(index.size());
+    auto S = random_floats(static_cast<size_t>(n * D), 7), before = random_floats(rows * D, 8);
+    auto s = upload(be, S), d = upload(be, before), idx = upload(be, index);
+    be.scatter_rows(d.f32(), s.f32(), idx.i32(), n, D);
+    std::vector<double> e(before.begin(), before.end());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < D; ++j) e[static_cast<size_t>(index[i] * D + j)] = S[static_cast<size_t>(i * D + j)];
+    require_close(d.to_host_f32(), e, 0.0, 1e-30, "scatter_rows");
+  });
+}
+
+TEST_CASE("upload_at writes host values at flat offsets; download_at reads them back", "[conformance][layout]") {
+  for_each_backend([](backend::Backend& be) {
+    tensor::Arena scratch(be);
+    const std::vector<float> zeros(6 * 5, 0.0f);
+    auto x = upload(be, zeros).reshape(tensor::Shape{6, 5});
+    const std::vector<int64_t> at = {29, 0, 7, 12};
+    const std::vector<float> values = {1.5f, -2.0f, 3.25f, 1e-30f};
+    ops::upload_at(x, at, values, scratch);
+    CHECK(ops::download_at(x, at, scratch) == values);
+    std::vector<float> want = zeros;
+    for (size_t i = 0; i < at.size(); ++i) want[static_cast<size_t>(at[i])] = values[i];
+    CHECK(x.to_host_f32() == want);
+    CHECK_THROWS_WITH(ops::upload_at(x, {3, 30}, {1.0f, 2.0f}, scratch), Catch::Contains("offset 30 outside"));
+    CHECK_THROWS_WITH(ops::upload_at(x, {3}, {1.0f, 2.0f}, scratch), Catch::Contains("2 values for 1 offsets"));
   });
 }
 

@@ -184,6 +184,9 @@ class CpuBackend final : public Backend, public Bf16Storage {
   void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override {
     kernels_->gather_rows(ctx_, dst, src, index, N, D);
   }
+  void scatter_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override {
+    kernels_->scatter_rows(ctx_, dst, src, index, N, D);
+  }
   void attention_decode(float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq, const float* k,
                         const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts, int rows,
                         int max_keys, int H, int Dh, float scale) override {

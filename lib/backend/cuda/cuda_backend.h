@@ -109,6 +109,7 @@ class CudaBackend final : public Backend {
 
   // layout.cu
   void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override;
+  void scatter_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override;
 
   // attention_decode.cu
   void attention_decode(float* ctx, int64_t ldc, float* probs, const float* q, int64_t ldq, const float* k,

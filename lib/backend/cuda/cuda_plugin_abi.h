@@ -10,7 +10,7 @@ namespace tt::backend {
 
 // Bumped whenever Backend's virtual interface or this struct changes: a plugin from another build is
 // refused instead of calling through a stale vtable.
-inline constexpr int kCudaPluginAbi = 1;
+inline constexpr int kCudaPluginAbi = 2;
 
 struct CudaPluginEntry {
   int abi;

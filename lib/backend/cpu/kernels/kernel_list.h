@@ -66,6 +66,8 @@
       int batch1, int batch2, int64_t rows, int64_t cols, MatrixStrides s)) \
   X(void, gather_rows, (const KernelContext& ctx, float* dst, const float* src, const int32_t* index, int64_t N, \
       int64_t D)) \
+  X(void, scatter_rows, (const KernelContext& ctx, float* dst, const float* src, const int32_t* index, int64_t N, \
+      int64_t D)) \
   X(void, attention_decode, (const KernelContext& ctx, float* out, int64_t ldc, float* probs, const float* q, \
       int64_t ldq, const float* k, const float* v, int64_t ld, const int32_t* key_rows, const int32_t* key_counts, \
       int rows, int max_keys, int H, int Dh, float scale)) \
