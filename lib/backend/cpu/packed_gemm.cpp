@@ -57,11 +57,6 @@ std::vector<int32_t> shift_sums(const int8_t* rows, int width, int K) {
   return sums;
 }
 
-void unshift(int32_t* acc, int rows, int width, const int32_t* sums) {
-  for (int i = 0; i < rows; ++i)
-    for (int n = 0; n < width; ++n) acc[static_cast<size_t>(i) * static_cast<size_t>(width) + n] -= sums[n];
-}
-
 }  // namespace
 
 std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, Operands type) const {
@@ -156,7 +151,7 @@ memory PackedGemm::pack_block(const Kernel& k, const Source& from, int K, int c0
   } else {
     std::vector<int8_t> q(static_cast<size_t>(width) * K);
     scales.resize(static_cast<size_t>(width));
-    kernels_.quantize_rows_s8(ctx_, q.data(), scales.data(), B + c0 * ldb, width, K, ldb, int8_weight_levels());
+    kernels_.quantize_rows_s8(ctx_, q.data(), scales.data(), B + c0 * ldb, width, K, ldb, int8_weight_levels(), false);
     columns.shift_sums = shift_sums(q.data(), width, K);
     reorder(dt::s8, q.data(), K);
   }
@@ -308,12 +303,12 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
   }
   const int64_t padded_rows = tiles.back().r0 + tiles.back().height;
   const Tile& last = tiles.back();
-  if (int8) {  // every row quantized once and shifted to u8; the padding rows of the last tile are zero
+  if (int8) {  // every row quantized once, shifted to u8; the last tile's padding rows are u8 zeros (never read back)
     shifted_a_.resize(static_cast<size_t>(padded_rows) * K);
     a_scales_.assign(static_cast<size_t>(padded_rows), 0.0f);
     std::fill(shifted_a_.begin() + static_cast<ptrdiff_t>(M) * K, shifted_a_.end(), uint8_t{0});
-    kernels_.quantize_rows_s8(ctx_, reinterpret_cast<int8_t*>(shifted_a_.data()), a_scales_.data(), A, M, K, lda, 127);
-    for (uint8_t& q : shifted_a_) q ^= 0x80;  // two's complement: q + 128
+    kernels_.quantize_rows_s8(ctx_, reinterpret_cast<int8_t*>(shifted_a_.data()), a_scales_.data(), A, M, K, lda, 127,
+                              true);
   } else if (type == Operands::bf16) {  // every row rounded once; the padding rows of the last tile are zero
     bf16_a_.resize(static_cast<size_t>(padded_rows) * K);
     std::fill(bf16_a_.begin() + static_cast<ptrdiff_t>(M) * K, bf16_a_.end(), uint16_t{0});
@@ -377,10 +372,8 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         const int rows = tile.rows;
         if (direct) continue;
         if (int8) {
-          auto* acc = reinterpret_cast<int32_t*>(c);
-          unshift(acc, rows, b.width, b.int8.shift_sums.data());
-          kernels_.dequantize_s32(ctx_, C + r0 * ldc + b.c0, ldc, acc, rows, b.width, a_scales_.data() + r0,
-                                  b.int8.scales.data());
+          kernels_.dequantize_s32(ctx_, C + r0 * ldc + b.c0, ldc, reinterpret_cast<const int32_t*>(c), rows, b.width,
+                                  b.int8.shift_sums.data(), a_scales_.data() + r0, b.int8.scales.data());
         } else {
           for (int i = 0; i < rows; ++i)
             std::memcpy(C + (r0 + i) * ldc + b.c0, c + static_cast<size_t>(i) * b.width,

@@ -77,6 +77,6 @@
       const float* x, int64_t rows, int V, int k)) \
   /* not in backend.h: the int8 products' quantization (kernels/quantize.cpp, packed_gemm.cpp) */ \
   X(void, quantize_rows_s8, (const KernelContext& ctx, int8_t* q, float* scales, const float* x, int64_t rows, \
-      int K, int64_t ldx, int levels)) \
+      int K, int64_t ldx, int levels, bool shift_to_u8)) \
   X(void, dequantize_s32, (const KernelContext& ctx, float* C, int64_t ldc, const int32_t* acc, int rows, \
-      int width, const float* row_scales, const float* col_scales))
+      int width, const int32_t* col_offsets, const float* row_scales, const float* col_scales))
