@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -22,13 +23,15 @@ struct DecodeCase {
   std::vector<float> q, k, v;
   std::vector<int32_t> key_rows, key_counts;
   // Dh 7: the scalar path; Dh a multiple of 16: the lanes path (H 4 and 8: heads folded four at a time;
-  // 6: four, then two alone).
-  explicit DecodeCase(int heads = 3, int head_dim = 7) : H(heads), Dh(head_dim) {
+  // 6: four, then two alone; with AVX-512, 16 keys folded at a time: keys past 16 take whole and partial
+  // groups of 16).
+  explicit DecodeCase(int heads = 3, int head_dim = 7, int keys = 9) : H(heads), Dh(head_dim), max_keys(keys) {
     q = random_floats(size_t(rows) * H * Dh, 1, -2, 2);
     k = random_floats(size_t(N) * H * Dh, 2, -2, 2);
     v = random_floats(size_t(N) * H * Dh, 3);
     key_rows = random_ids(size_t(rows) * max_keys, 4, 0, N);
-    key_counts = {1, 9, 4, 9, 6};  // one key only, full rows, partial rows
+    key_counts = {1, keys, 4, keys, 6};  // one key only, full rows, partial rows
+    if (keys > 32) key_counts = {1, keys, 16, 17, 33};
   }
 };
 
@@ -61,9 +64,10 @@ TEST_CASE("attention_decode's lanes path gives the same bits with registers of 8
     WARN("this processor has no AVX-512: the register widths are not compared");
     return;
   }
-  for (auto [H, Dh] : {std::pair{6, 16}, std::pair{8, 64}, std::pair{5, 32}}) {
-    INFO("H " << H << " Dh " << Dh);
-    const DecodeCase c(H, Dh);
+  for (auto [H, Dh, keys] : {std::tuple{6, 16, 9}, std::tuple{8, 64, 9}, std::tuple{5, 32, 9}, std::tuple{4, 128, 9},
+                             std::tuple{8, 64, 45}, std::tuple{3, 32, 40}, std::tuple{2, 48, 35}}) {
+    INFO("H " << H << " Dh " << Dh << " keys " << keys);
+    const DecodeCase c(H, Dh, keys);
     backend::cpu::CpuBackend avx2(2, "avx2"), avx512(2, "avx512");
     CHECK(run_attention_decode(avx2, c) == run_attention_decode(avx512, c));
   }

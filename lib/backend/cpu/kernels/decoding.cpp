@@ -52,6 +52,68 @@ inline void head_dots(float* w, int max_keys, int j, const float* qr, const floa
   for (int g = 0; g < kHeads; ++g) w[static_cast<int64_t>(h0 + g) * max_keys + j] = dots[g] * scale;
 }
 
+#if defined(__AVX512F__)
+// Sixteen fold_regs at once: lane s of the result is x[s]'s 16 lanes added in fold<false>'s tree (l with
+// l + 8, then + 4, + 2, + 1), so it equals fold_regs(x[s]) to the bit; 15 additions and 30 two-register
+// shuffles, against 16 folds' shuffles, extractions and single stores.
+inline Reg fold16_regs(const Reg* x) {
+  const RegIndex lo8{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
+  const RegIndex hi8{8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31};
+  const RegIndex lo4{0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27};
+  const RegIndex hi4{4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31};
+  const RegIndex lo2{0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29};
+  const RegIndex hi2{2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31};
+  const RegIndex lo1{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  const RegIndex hi1{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
+  Reg u[8], v[4], w[2];
+  // Each step halves the registers: a register of the result holds its two sources' lanes side by side.
+  for (int i = 0; i < 8; ++i)  // 8 lanes per source
+    u[i] = __builtin_shuffle(x[2 * i], x[2 * i + 1], lo8) + __builtin_shuffle(x[2 * i], x[2 * i + 1], hi8);
+  for (int i = 0; i < 4; ++i)  // 4
+    v[i] = __builtin_shuffle(u[2 * i], u[2 * i + 1], lo4) + __builtin_shuffle(u[2 * i], u[2 * i + 1], hi4);
+  for (int i = 0; i < 2; ++i)  // 2
+    w[i] = __builtin_shuffle(v[2 * i], v[2 * i + 1], lo2) + __builtin_shuffle(v[2 * i], v[2 * i + 1], hi2);
+  return __builtin_shuffle(w[0], w[1], lo1) + __builtin_shuffle(w[0], w[1], hi1);
+}
+
+// head_dots for one head over up to 16 keys at a time, the head's query held in registers: the scaled dot
+// products of qh (kRegs registers) with key rows keys[0, count) (k: the head's first column) into
+// w[0, count). Each sum is accumulated and folded as head_dots does it: the same bits.
+template <int kRegs>
+void head_dots16(float* w, const float* qh, const float* k, int64_t ld, const int32_t* keys, int count, float scale) {
+  Reg q[kRegs];
+  for (int r = 0; r < kRegs; ++r) load_reg(q[r], qh + r * kRegLanes);
+  for (int j0 = 0; j0 < count; j0 += 16) {
+    const int n = count - j0 < 16 ? count - j0 : 16;
+    Reg acc[16] = {};
+    Reg b;
+    // All 16 always (a short group repeats its first key, whose dots are not stored): a loop of fixed
+    // length keeps acc in registers, a variable one left it on the stack.
+#pragma GCC unroll 16
+    for (int s = 0; s < 16; ++s) {
+      const float* kr = k + static_cast<int64_t>(keys[j0 + (s < n ? s : 0)]) * ld;
+      for (int r = 0; r < kRegs; ++r) {
+        load_reg(b, kr + r * kRegLanes);
+        acc[s] += q[r] * b;
+      }
+    }
+    const Reg dots = fold16_regs(acc) * scale;
+    if (n == 16) store_reg(w + j0, dots);
+    else std::memcpy(w + j0, &dots, sizeof(float) * static_cast<size_t>(n));
+  }
+}
+
+// attend_row_lanes' scores with head_dots16 where a head is 1, 2, 4 or 8 registers; false where it is not.
+bool head_scores16(float* w, const float* qr, const float* k, int64_t ld, const int32_t* keys, int n, int max_keys,
+                   int H, int Dh, float scale) {
+  void (*dots)(float*, const float*, const float*, int64_t, const int32_t*, int, float) =
+      Dh == 16 ? head_dots16<1> : Dh == 32 ? head_dots16<2> : Dh == 64 ? head_dots16<4> : Dh == 128 ? head_dots16<8> : nullptr;
+  if (!dots) return false;
+  for (int h = 0; h < H; ++h) dots(w + static_cast<int64_t>(h) * max_keys, qr + h * Dh, k + h * Dh, ld, keys, n, scale);
+  return true;
+}
+#endif
+
 // c[at, at + kRegs * kRegLanes) = sum over the keys (ascending) of p[j] * v[keys[j]][same columns].
 template <int kRegs>
 inline void context_regs(float* c, const float* p, const float* v, int64_t ld, const int32_t* keys, int n, int at) {
@@ -72,12 +134,15 @@ inline void context_regs(float* c, const float* p, const float* v, int64_t ld, c
 // keys (ascending). The bits do not depend on the instruction set's register width.
 void attend_row_lanes(float* c, float* w, const float* qr, const float* k, const float* v, int64_t ld,
                       const int32_t* keys, int n, int max_keys, int H, int Dh, float scale) {
-  for (int j = 0; j < n; ++j) {
-    const float* kr = k + static_cast<int64_t>(keys[j]) * ld;
-    int h0 = 0;
-    for (; h0 + 4 <= H; h0 += 4) head_dots<4>(w, max_keys, j, qr, kr, h0, Dh, scale);
-    for (; h0 < H; ++h0) head_dots<1>(w, max_keys, j, qr, kr, h0, Dh, scale);
-  }
+#if defined(__AVX512F__)
+  if (!head_scores16(w, qr, k, ld, keys, n, max_keys, H, Dh, scale))
+#endif
+    for (int j = 0; j < n; ++j) {
+      const float* kr = k + static_cast<int64_t>(keys[j]) * ld;
+      int h0 = 0;
+      for (; h0 + 4 <= H; h0 += 4) head_dots<4>(w, max_keys, j, qr, kr, h0, Dh, scale);
+      for (; h0 < H; ++h0) head_dots<1>(w, max_keys, j, qr, kr, h0, Dh, scale);
+    }
   softmax_keys(w, n, max_keys, H);
   const int regs = Dh / kRegLanes;
   for (int h = 0; h < H; ++h) {
