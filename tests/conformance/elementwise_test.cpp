@@ -139,7 +139,7 @@ TEST_CASE("scatter_rows writes the given rows and leaves the others", "[conforma
   });
 }
 
-TEST_CASE("upload_at writes host values at flat offsets; download_at reads them back", "[conformance][layout]") {
+TEST_CASE("upload_at writes host values at flat offsets, download_at reads them back", "[conformance][layout]") {
   for_each_backend([](backend::Backend& be) {
     tensor::Arena scratch(be);
     const std::vector<float> zeros(6 * 5, 0.0f);
