@@ -19,6 +19,7 @@
 #include "cli/common_options.h"
 #include "cli/decode_options.h"
 #include "cli/decode_workers.h"
+#include "cli/freed_memory.h"
 #include "cli/openmp_env.h"
 #include "cli/run_tool.h"
 #include "data/spm_tokenizer.h"
@@ -306,5 +307,6 @@ int translate_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   tt::cli::use_short_openmp_spin(argv);
+  tt::cli::return_large_frees_to_system();
   return tt::cli::run_filter("tt-translate", argc, argv, &translate_main);
 }
