@@ -85,6 +85,17 @@ TEST_CASE("int8 row-invariant gemm equals the worked quantized product exactly",
   CHECK(std::sqrt(err / norm) < 0.02);
 }
 
+TEST_CASE("int8 row-invariant gemm: an output layer's wide column blocks are exact, at any M", "[backend][gemm][int8]") {
+  // N >= PackedGemm::kInt8WideFrom: blocks of 1024 and a 4-column tail block; M 21: a 16-row tile and a
+  // 5-row tail, M 3: one short tile.
+  const int N = backend::cpu::PackedGemm::kInt8WideFrom + 4, K = 64;
+  for (int M : {21, 3}) {
+    INFO("M " << M);
+    auto x = random_floats(size_t(M) * K, 51, -3, 3), w = random_floats(size_t(N) * K, 52, -0.5, 0.5);
+    CHECK(int8_product(2, x, w, M, N, K) == expected_int8(x, w, M, N, K));
+  }
+}
+
 // A's rows go to oneDNN shifted to u8 (q + 128, packed_gemm.cpp): the largest activations (q = +-127, u8 255
 // and 1) against the largest weights of both signs are where an int16 pair sum would saturate and where a
 // wrong shift correction would show.

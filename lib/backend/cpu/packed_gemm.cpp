@@ -240,8 +240,9 @@ std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, 
   Weights& w = *packed;
   w.sample = std::move(sample);
   const Source from = source(B, ldb, given, type);
-  for (int c0 = 0; c0 < N; c0 += kBlockCols) {
-    const int width = std::min(kBlockCols, N - c0);
+  const int block_cols = type == Operands::s8 && N >= kInt8WideFrom ? kInt8WideBlockCols : kBlockCols;
+  for (int c0 = 0; c0 < N; c0 += block_cols) {
+    const int width = std::min(block_cols, N - c0);
     Kernel* k = kernel(K, width, lda, type, kInt8TileRows);  // the main tiles' layout (layout_for adds others)
     if (!k) return nullptr;
     Block b{c0, width, {}, {}};
@@ -270,7 +271,7 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
   }
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
-    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kGemmTileRows) * kBlockCols);  // f32, s32: 4 bytes
+    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kGemmTileRows) * std::max(kBlockCols, kInt8WideBlockCols));  // f32, s32: 4 bytes
   }
 }
 

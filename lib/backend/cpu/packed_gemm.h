@@ -1,5 +1,5 @@
 // Row-invariant products against constant weights (decoding): C[M, N] = A[M, K] · B[N, K]^T with B packed
-// once into oneDNN's blocked layout, in column blocks of 256, and each block run by a oneDNN `matmul`
+// once into oneDNN's blocked layout, in column blocks of 256 (int8 output layers: 1024), and each block run by a oneDNN `matmul`
 // primitive on fixed-height tiles. The bits of a row depend only on that row, K and N (the tile and block
 // shapes are fixed; an input tail is padded to a whole tile), never on M or the thread count: tiles run
 // single-threaded inside one OpenMP loop, block-major so that a thread keeps its weight block in cache.
@@ -63,6 +63,10 @@ class PackedGemm {
   enum class Operands { f32, bf16, s8 };
 
   static constexpr int kBlockCols = 256;
+  // int8 products of N >= 4096 columns (an output layer) in blocks of 1024: a quarter of the primitive
+  // calls (int32 sums: any blocking gives the same bits). Not the others: a product of one or two blocks
+  // runs on fewer threads than the next, and waking the idle ones cost more than the calls saved.
+  static constexpr int kInt8WideBlockCols = 1024, kInt8WideFrom = 4096;
   static constexpr int kBrgemmTileRows = 8, kGemmTileRows = 16;  // float32 and bf16 (see above)
   static constexpr int kBrgemmTailRows = 4;  // float32 brgemm: a tail of at most 4 rows runs 4 high
   static constexpr int kInt8TileRows = 16, kInt8TailRows = 4;    // int8
