@@ -36,7 +36,8 @@ void upload_at(const tensor::Tensor& x, const std::vector<int64_t>& at, const st
                "upload_at: " + std::to_string(values.size()) + " values for " + std::to_string(at.size()) + " offsets");
   const int64_t n = static_cast<int64_t>(at.size());
   if (n == 0) return;
-  for (int64_t a : at) TT_CHECK_MSG(a >= 0 && a < x.numel(), "upload_at: offset " + std::to_string(a) + " outside " + x.shape().str());
+  for (int64_t a : at)
+    TT_CHECK_MSG(a >= 0 && a < x.numel(), "upload_at: offset " + std::to_string(a) + " outside " + x.shape().str());
   tensor::Tensor index = scratch.allocate(tensor::Shape{n}, tensor::DType::i32);
   tensor::Tensor given = scratch.allocate(tensor::Shape{n, 1});
   upload(index, std::vector<int32_t>(at.begin(), at.end()));

@@ -85,7 +85,8 @@ TEST_CASE("int8 row-invariant gemm equals the worked quantized product exactly",
   CHECK(std::sqrt(err / norm) < 0.02);
 }
 
-TEST_CASE("int8 row-invariant gemm: an output layer's wide column blocks are exact, at any M", "[backend][gemm][int8]") {
+TEST_CASE("int8 row-invariant gemm: an output layer's wide column blocks are exact, at any M",
+          "[backend][gemm][int8]") {
   // N >= PackedGemm::kInt8WideFrom: blocks of 1024 and a 4-column tail block; M 21: a 16-row tile and a
   // 5-row tail, M 3: one short tile.
   const int N = backend::cpu::PackedGemm::kInt8WideFrom + 4, K = 64;

@@ -271,7 +271,8 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
   }
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
-    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kGemmTileRows) * std::max(kBlockCols, kInt8WideBlockCols));  // f32, s32: 4 bytes
+    const int widest = std::max(kBlockCols, kInt8WideBlockCols);  // f32 or s32 tiles: 4 bytes an element
+    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kGemmTileRows) * widest);
   }
 }
 

@@ -1,8 +1,9 @@
 // Row-invariant products against constant weights (decoding): C[M, N] = A[M, K] · B[N, K]^T with B packed
-// once into oneDNN's blocked layout, in column blocks of 256 (int8 output layers: 1024), and each block run by a oneDNN `matmul`
-// primitive on fixed-height tiles. The bits of a row depend only on that row, K and N (the tile and block
-// shapes are fixed; an input tail is padded to a whole tile), never on M or the thread count: tiles run
-// single-threaded inside one OpenMP loop, block-major so that a thread keeps its weight block in cache.
+// once into oneDNN's blocked layout, in column blocks of 256 (int8 output layers: 1024), and each block run
+// by a oneDNN `matmul` primitive on fixed-height tiles. The bits of a row depend only on that row, K and N
+// (the tile and block shapes are fixed; an input tail is padded to a whole tile), never on M or the thread
+// count: tiles run single-threaded inside one OpenMP loop, block-major so that a thread keeps its weight
+// block in cache.
 // Tile height: 8 rows where oneDNN runs its brgemm kernels (AVX-512 and up), which compute each row alike;
 // 16 where it falls back to its jit gemm (AVX2), whose results for a row differ below 16 rows. (8 rather
 // than 16 runs a beam of 4 rows twice as fast; 4 lost ~5 % at 128 rows: bench/decode_gemm.cpp, Zen 4.)

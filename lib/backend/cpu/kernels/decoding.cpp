@@ -107,7 +107,11 @@ void head_dots16(float* w, const float* qh, const float* k, int64_t ld, const in
 bool head_scores16(float* w, const float* qr, const float* k, int64_t ld, const int32_t* keys, int n, int max_keys,
                    int H, int Dh, float scale) {
   void (*dots)(float*, const float*, const float*, int64_t, const int32_t*, int, float) =
-      Dh == 16 ? head_dots16<1> : Dh == 32 ? head_dots16<2> : Dh == 64 ? head_dots16<4> : Dh == 128 ? head_dots16<8> : nullptr;
+      Dh == 16    ? head_dots16<1>
+      : Dh == 32  ? head_dots16<2>
+      : Dh == 64  ? head_dots16<4>
+      : Dh == 128 ? head_dots16<8>
+                  : nullptr;
   if (!dots) return false;
   for (int h = 0; h < H; ++h) dots(w + static_cast<int64_t>(h) * max_keys, qr + h * Dh, k + h * Dh, ld, keys, n, scale);
   return true;
