@@ -133,7 +133,8 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
 
   void gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int64_t lda, const float* B,
             int64_t ldb, float beta, float* C, int64_t ldc) override {
-    timed(gemm_key(ta, tb, M, N, K, beta), 2.0 * M * N * K, [&] { inner_.gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
+    timed(gemm_key(ta, tb, M, N, K, beta), 2.0 * M * N * K,
+          [&] { inner_.gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
   }
   void gemm_batched(bool ta, bool tb, int b1, int b2, int M, int N, int K, float alpha, const float* A,
                     MatrixStrides a, const float* B, MatrixStrides b, float beta, float* C,

@@ -55,6 +55,7 @@ TT_HOST_DEVICE inline float philox_uniform(uint64_t seed, uint64_t stream, uint6
 // 8j + 2k in its low half and 8j + 2k + 1 in its high one): half the generator's work of a 32-bit uniform
 // per element, which was most of the cost of dropout. p counts in steps of 1/65536 (0.1 drops 6554 of
 // every 65536 draws: 0.100006), far below what changes training.
+//
 // The words of block j (elements 8j .. 8j+7), and element 8j + k's draw among them.
 TT_HOST_DEVICE inline Philox4 dropout_block(uint64_t seed, uint64_t stream, uint64_t block) {
   return philox4x32(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),

@@ -16,7 +16,6 @@ using namespace cuda_kernels;
 
 namespace {
 
-
 float keep_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; }
 
 constexpr int kGroup = 8;  // elements per Philox call: util::dropout_block's

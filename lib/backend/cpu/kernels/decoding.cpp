@@ -134,8 +134,9 @@ inline void context_regs(float* c, const float* p, const float* v, int64_t ld, c
 }
 
 // One query row against its keys, Dh a multiple of 16: scores in the 16 lanes of lanes.h (held in native
-// registers, 4 heads at a time), the softmax, and each head's context accumulated in registers over the
-// keys (ascending). The bits do not depend on the instruction set's register width.
+// registers; with AVX-512 and Dh 16-128, one head over 16 keys at a time, else 4 heads over one key), the
+// softmax, and each head's context accumulated in registers over the keys (ascending). The bits do not
+// depend on the instruction set's register width.
 void attend_row_lanes(float* c, float* w, const float* qr, const float* k, const float* v, int64_t ld,
                       const int32_t* keys, int n, int max_keys, int H, int Dh, float scale) {
 #if defined(__AVX512F__)
