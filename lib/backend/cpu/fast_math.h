@@ -39,4 +39,28 @@ static inline float fast_exp(float x) {
   return std::bit_cast<float>(std::bit_cast<int32_t>(y) & keep);  // a mask, not a branch: vectorises
 }
 
+// fast_exp for x <= 0 (or NaN): a softmax's shifted scores, x - the row's max. The same bits as fast_exp
+// there (tested), in six fewer vector instructions: no upper clamp, and 2^n as one factor, since n >= -126
+// cannot overflow the exponent field (a subnormal result is then the same single rounding of e * 2^n).
+static inline float fast_exp_nonpositive(float x) {
+  const float lo = -87.33654f;
+  const int32_t keep = x < lo ? 0 : -1;
+  x = x < lo ? lo : x;
+  const float magic = 12582912.0f;
+  float t = std::fma(x, 1.44269504088896341f, magic);
+  float n = t - magic;
+  float r = std::fma(n, -0.693359375f, x);
+  r = std::fma(n, 2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = std::fma(p, r, 1.3981999507e-3f);
+  p = std::fma(p, r, 8.3334519073e-3f);
+  p = std::fma(p, r, 4.1665795894e-2f);
+  p = std::fma(p, r, 1.6666665459e-1f);
+  p = std::fma(p, r, 5.0000001201e-1f);
+  float e = std::fma(p, r * r, r + 1.0f);
+  int32_t ni = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(magic);
+  float y = e * std::bit_cast<float>((ni + 127) << 23);
+  return std::bit_cast<float>(std::bit_cast<int32_t>(y) & keep);
+}
+
 }  // namespace tt::backend::cpu

@@ -40,7 +40,7 @@ void cross_entropy_forward_backward(const KernelContext& ctx, float* loss, float
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int k = 0; k < V; ++k) {
-      float e = fast_exp(x[k] - mx);
+      float e = fast_exp_nonpositive(x[k] - mx);
       x[k] = e;
       sum += e;
     }

@@ -25,7 +25,7 @@ void softmax_keys(float* w, int n, int max_keys, int H) {
     float* s = w + static_cast<int64_t>(h) * max_keys;
     const float mx = row_max(s, n);
 #pragma omp simd
-    for (int j = 0; j < n; ++j) s[j] = fast_exp(s[j] - mx);
+    for (int j = 0; j < n; ++j) s[j] = fast_exp_nonpositive(s[j] - mx);
     const float inv = 1.0f / row_sum(s, n);
 #pragma omp simd
     for (int j = 0; j < n; ++j) s[j] *= inv;

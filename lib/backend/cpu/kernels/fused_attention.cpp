@@ -195,7 +195,7 @@ void attention_forward(const KernelContext& ctx, const AttentionForwardArgs& a) 
         for (int j = 0; j < t.TkP; ++j) row[j] = j < len ? row[j] * scale : neg_inf;
         const float mx = row_max(row, t.TkP);
 #pragma omp simd
-        for (int j = 0; j < t.TkP; ++j) row[j] = fast_exp(row[j] - mx);
+        for (int j = 0; j < t.TkP; ++j) row[j] = fast_exp_nonpositive(row[j] - mx);
         const float inv = 1.0f / row_sum(row, t.TkP);
         float* saved_row = saved + int64_t{i} * Tk;
 #pragma omp simd

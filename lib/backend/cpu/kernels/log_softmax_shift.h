@@ -18,7 +18,7 @@ inline float log_softmax_shift(const float* row, int V) {
   const float mx = row_max(row, V);
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-  for (int k = 0; k < V; ++k) sum += fast_exp(row[k] - mx);
+  for (int k = 0; k < V; ++k) sum += fast_exp_nonpositive(row[k] - mx);
   return mx + std::log(sum);
 }
 

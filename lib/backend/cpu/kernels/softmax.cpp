@@ -28,7 +28,7 @@ void attention_softmax_forward(const KernelContext& ctx, float* scores, uint16_t
     len = std::max(len, 1);  // every row keeps key 0
     float* s = scores + r * Tk;
     // Full-row loops with a fixed trip count (Tk), masked keys as -inf: they vectorise without
-    // remainders on every row length, and fast_exp(-inf) is exactly 0.
+    // remainders on every row length, and exp(-inf) is exactly 0 there.
     const float neg_inf = -std::numeric_limits<float>::infinity();
 #pragma omp simd
     for (int k = 0; k < Tk; ++k) s[k] = k < len ? s[k] * scale : neg_inf;
@@ -36,7 +36,7 @@ void attention_softmax_forward(const KernelContext& ctx, float* scores, uint16_t
     // some runs cost ten times the arithmetic).
     const float mx = row_max(s, Tk);
 #pragma omp simd
-    for (int k = 0; k < Tk; ++k) s[k] = fast_exp(s[k] - mx);
+    for (int k = 0; k < Tk; ++k) s[k] = fast_exp_nonpositive(s[k] - mx);
     // The sum runs over the unmasked keys only: a reduction over the full row would group the same terms
     // differently for another padded length Tk, and a sentence's attention would depend on its batch.
     const float inv = 1.0f / row_sum(s, len);
