@@ -9,6 +9,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 #include "backend/cpu/fast_math.h"
 #include "backend/cpu/kernels/kernel_functions.h"
 #include "backend/cpu/kernels/lanes.h"
@@ -231,6 +235,25 @@ inline float chunk_max(const float* x) {
   return fold<true>(m);
 }
 
+// Bit l set where x[l] - shift > thr, l < 16 (NaN: clear), with offer's own subtraction. A column that
+// does not beat the k-th best now cannot later either (the k-th only rises), so offering only the set bits
+// picks what offering every column would.
+inline uint32_t lanes_above(const float* x, float shift, float thr) {
+#if defined(__AVX512F__)
+  const __m512 y = _mm512_sub_ps(_mm512_loadu_ps(x), _mm512_set1_ps(shift));
+  return _mm512_cmp_ps_mask(y, _mm512_set1_ps(thr), _CMP_GT_OQ);
+#elif defined(__AVX__)
+  const __m256 s = _mm256_set1_ps(shift), t = _mm256_set1_ps(thr);
+  const __m256 lo = _mm256_cmp_ps(_mm256_sub_ps(_mm256_loadu_ps(x), s), t, _CMP_GT_OQ);
+  const __m256 hi = _mm256_cmp_ps(_mm256_sub_ps(_mm256_loadu_ps(x + 8), s), t, _CMP_GT_OQ);
+  return static_cast<uint32_t>(_mm256_movemask_ps(lo)) | static_cast<uint32_t>(_mm256_movemask_ps(hi)) << 8;
+#else
+  uint32_t m = 0;
+  for (int l = 0; l < kLanes; ++l) m |= static_cast<uint32_t>(x[l] - shift > thr) << l;
+  return m;
+#endif
+}
+
 // The k best of xr[c] - shift over c < V into val/idx (best first; ties to the lower column; NaN as -inf),
 // then their values as computed (a NaN comes back as NaN).
 void topk_row(float* val, int32_t* idx, const float* xr, int V, int k, float shift) {
@@ -257,7 +280,8 @@ void topk_row(float* val, int32_t* idx, const float* xr, int V, int k, float shi
   // shift is monotonic in x).
   for (; c + 64 <= V; c += 64)
     if (chunk_max(xr + c) - shift > val[k - 1])
-      for (int j = c; j < c + 64; ++j) offer(j);
+      for (int j = c; j < c + 64; j += kLanes)  // offer only the columns that beat the k-th now
+        for (uint32_t m = lanes_above(xr + j, shift, val[k - 1]); m != 0; m &= m - 1) offer(j + __builtin_ctz(m));
   for (; c < V; ++c) offer(c);
   for (int i = 0; i < k; ++i) val[i] = xr[idx[i]] - shift;
 }
