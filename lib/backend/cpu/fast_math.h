@@ -10,13 +10,9 @@
 namespace tt::backend::cpu {
 
 // static: each ISA variant of the kernels compiles its own copy (no shared symbol, see kernels/).
-// e^x for x in float range; 0 below -87.3 (where e^x would be subnormal), +inf-free up to 88.7.
-static inline float fast_exp(float x) {
-  const float lo = -87.33654f, hi = 88.72283f;
-  const int32_t keep = x < lo ? 0 : -1;  // all-ones bit mask unless e^x underflows
-  x = x > hi ? hi : x;
-  x = x < lo ? lo : x;
-  // x = n ln2 + r with |r| <= ln2/2; n by the round-to-nearest magic-number trick.
+// e^x = e^r * 2^n for x clamped to the float range: returns e^r and sets n; x = n ln2 + r, |r| <= ln2/2.
+static inline float exp_reduced(float x, int32_t& n_out) {
+  // n by the round-to-nearest magic-number trick.
   const float magic = 12582912.0f;  // 1.5 * 2^23
   float t = std::fma(x, 1.44269504088896341f, magic);
   float n = t - magic;
@@ -29,8 +25,18 @@ static inline float fast_exp(float x) {
   p = std::fma(p, r, 4.1665795894e-2f);
   p = std::fma(p, r, 1.6666665459e-1f);
   p = std::fma(p, r, 5.0000001201e-1f);
-  float e = std::fma(p, r * r, r + 1.0f);
-  int32_t ni = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(magic);
+  n_out = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(magic);
+  return std::fma(p, r * r, r + 1.0f);
+}
+
+// e^x for x in float range; 0 below -87.3 (where e^x would be subnormal), +inf-free up to 88.7.
+static inline float fast_exp(float x) {
+  const float lo = -87.33654f, hi = 88.72283f;
+  const int32_t keep = x < lo ? 0 : -1;  // all-ones bit mask unless e^x underflows
+  x = x > hi ? hi : x;
+  x = x < lo ? lo : x;
+  int32_t ni;
+  const float e = exp_reduced(x, ni);
   // 2^n split in two factors so n = 128 (x near hi) does not overflow the exponent field.
   int32_t n1 = ni >> 1, n2 = ni - n1;
   float s1 = std::bit_cast<float>((n1 + 127) << 23);
@@ -46,19 +52,8 @@ static inline float fast_exp_nonpositive(float x) {
   const float lo = -87.33654f;
   const int32_t keep = x < lo ? 0 : -1;
   x = x < lo ? lo : x;
-  const float magic = 12582912.0f;
-  float t = std::fma(x, 1.44269504088896341f, magic);
-  float n = t - magic;
-  float r = std::fma(n, -0.693359375f, x);
-  r = std::fma(n, 2.12194440e-4f, r);
-  float p = 1.9875691500e-4f;
-  p = std::fma(p, r, 1.3981999507e-3f);
-  p = std::fma(p, r, 8.3334519073e-3f);
-  p = std::fma(p, r, 4.1665795894e-2f);
-  p = std::fma(p, r, 1.6666665459e-1f);
-  p = std::fma(p, r, 5.0000001201e-1f);
-  float e = std::fma(p, r * r, r + 1.0f);
-  int32_t ni = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(magic);
+  int32_t ni;
+  const float e = exp_reduced(x, ni);
   float y = e * std::bit_cast<float>((ni + 127) << 23);
   return std::bit_cast<float>(std::bit_cast<int32_t>(y) & keep);
 }
