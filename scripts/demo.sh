@@ -53,8 +53,12 @@ vocab=8000 batch_tokens=2048 lr=0.0015 warmup=400 valid_every=400 save_every=100
 # bf16 products where the CPU has them (AVX512-BF16 or AMX): on a Zen 4, 3,600 bf16 steps took 8.1 min and
 # 3,000 fp32 steps 9.8 (validation BLEU still rising at the end), and bf16 stayed within 0.2 test BLEU of fp32
 # at equal steps. A checkpoint every 100 steps: the last 5 averaged span 400 steps, not 1,600.
-precision=fp32 default_steps=3000
-if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then precision=bf16 default_steps=3600; fi
+# tt-train --precision auto decides; the step count depends on its pick, so a one-step synthetic run asks it.
+precision=$(tt-train --preset tiny --d-model 32 --d-ff 64 --heads 2 --layers 1 --vocab-size 30 --threads 1 \
+  --synthetic-steps 1 --batch-size 4 --src-len 6 --tgt-len 6 --precision auto -q |
+  grep -o '"precision":"[a-z0-9]*"' | cut -d'"' -f4)
+default_steps=3000
+[[ $precision == bf16 ]] && default_steps=3600
 max_steps=${steps:-$default_steps}
 if ((quick)); then
   vocab=1000 batch_tokens=2048 warmup=60 valid_every=100

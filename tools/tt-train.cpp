@@ -157,8 +157,8 @@ void add_flags(CLI::App& app, Flags& f) {
                       ->type_name("DIR");
   resume->excludes(output)->excludes("--init")->excludes("--synthetic-steps");
   app.add_option("--precision", f.precision, "Matrix products: fp32, or bf16 operands with fp32 accumulation "
-                 "(needs AVX512-BF16 or AMX)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+                 "(needs AVX512-BF16 or AMX), or auto: bf16 where the device has it, else fp32")
+      ->check(CLI::IsMember({"fp32", "bf16", "auto"}))->capture_default_str();
   tt::cli::add_seed_option(app, f.common, "Seed for initialisation, batches and dropout");
   tt::cli::add_threads_option(app, f.common);
   tt::cli::add_device_option(app, f.common);
@@ -275,12 +275,12 @@ int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const M
   for (const tt::train::RunOption& o : tt::train::run_options())
     if (app.get_option(flag_for(o.name))->count() > 0) spec.given_options.push_back(o.name);
   spec.vocab = {f.model.vocab_size, f.model.src_vocab_size, f.model.tgt_vocab_size};
-  spec.precision = f.precision;
   spec.threads = tt::cli::resolve_threads(f.common.threads);
   if (f.resume.empty()) check_usage(flag_for, [&] { tt::train::check_run_config(rc, config); });
 
   const auto comm = tt::dist::make_communicator("tt-train");
   auto backend = tt::backend::make_backend(f.common.device, f.common.threads);
+  spec.precision = tt::train::resolve_precision(*backend, f.precision);
   tt::train::CorpusRun run(spec, *backend, *comm);
   for (const std::string& note : run.notes()) std::cerr << "tt-train: note: " << note << "\n";  // even with -q
   if (!f.common.quiet && comm->is_root())
@@ -310,11 +310,12 @@ int synthetic_main(const tt::cli::FlagNames& flag_for, const ModelConfig& config
   check_usage(flag_for, [&] { tt::train::check_synthetic_options(config, o); });
   const auto comm = tt::dist::make_communicator("tt-train");
   auto backend = tt::backend::make_backend(f.common.device, f.common.threads);
+  const std::string precision = tt::train::resolve_precision(*backend, f.precision);
   const int longest = std::max(o.src_len, o.tgt_len);
   tt::train::check_training_fits(
-      config, {int64_t{o.batch_size} * longest, longest, f.precision == "bf16", "batch_size"},
+      config, {int64_t{o.batch_size} * longest, longest, precision == "bf16", "batch_size"},
       backend->device() == tt::backend::Device::cpu ? tt::nn::physical_memory_bytes() : 0);
-  const std::string precision_words = tt::train::use_precision(*backend, f.precision);
+  const std::string precision_words = tt::train::use_precision(*backend, precision);
   tt::nn::Transformer model(config, *backend);
   if (!f.init.empty()) tt::io::load_model_weights(f.init, model.params());
   else model.init_parameters(f.common.seed);
@@ -339,7 +340,7 @@ int synthetic_main(const tt::cli::FlagNames& flag_for, const ModelConfig& config
     tt::io::save_model_dir(f.output, config, model.params());
     if (!f.common.quiet) std::cerr << "tt-train: saved " << f.output << "\n";
   }
-  const tt::train::SyntheticRunInfo info{backend->name(), f.precision, backend->matmul_isa(), f.task,
+  const tt::train::SyntheticRunInfo info{backend->name(), precision, backend->matmul_isa(), f.task,
                                          f.common.threads, comm->size()};
   std::cout << tt::train::synthetic_record(config, o, result, info).dump() << "\n";
   return 0;

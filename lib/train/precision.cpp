@@ -4,6 +4,14 @@
 
 namespace tt::train {
 
+std::string resolve_precision(backend::Backend& backend, const std::string& requested) {
+  if (requested != "auto") return requested;
+  const backend::MatmulPrecision before = backend.matmul_precision();
+  const bool bf16 = backend.set_matmul_precision(backend::MatmulPrecision::bf16);
+  backend.set_matmul_precision(before);
+  return bf16 ? "bf16" : "fp32";
+}
+
 std::string use_precision(backend::Backend& backend, const std::string& precision) {
   const bool bf16 = precision == "bf16";
   if (bf16 && !backend.set_matmul_precision(backend::MatmulPrecision::bf16))

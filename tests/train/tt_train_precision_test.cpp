@@ -1,14 +1,20 @@
 // tt-train --precision: the header and JSON name the precision and oneDNN's ISA; bf16 trains where the
 // processor has bf16 instructions, and is refused in one line (exit 1) where it has not — forced here with
-// oneDNN's DNNL_MAX_CPU_ISA cap, so the refusal is tested on any machine.
+// oneDNN's DNNL_MAX_CPU_ISA cap, so the refusal is tested on any machine; --precision auto takes bf16 where
+// it runs and fp32 under the same cap.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "backend/backend.h"
+#include "data/spm_fixture.h"
 #include "support/run_command.h"
+#include "support/tmp_dir.h"
 
+using tt::test::quoted;
 using tt::test::run_command;
+using tt::test::TmpDir;
 using tt::test::tool;
 
 namespace {
@@ -61,4 +67,38 @@ TEST_CASE("tt-train --precision bf16 refuses in one line without bf16 instructio
   // fp32 still runs under the same cap.
   r = run_command("DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI " + tool("tt-train") + tiny_run);
   CHECK(r.status == 0);
+}
+
+TEST_CASE("tt-train --precision auto picks bf16 where it runs and fp32 elsewhere, and says which", "[tt-train][bf16]") {
+  const std::string picked = processor_has_bf16() ? "bf16" : "fp32";
+  auto r = run_command(tool("tt-train") + tiny_run + " --precision auto");
+  REQUIRE(r.status == 0);
+  CHECK(nlohmann::json::parse(r.out)["precision"] == picked);
+  CHECK_THAT(r.err, Catch::Contains(picked + " matmuls (oneDNN "));
+  // Capped below bf16, where --precision bf16 is refused (the case above), auto trains in fp32.
+  r = run_command("DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI " + tool("tt-train") + tiny_run + " --precision auto");
+  REQUIRE(r.status == 0);
+  CHECK(nlohmann::json::parse(r.out)["precision"] == "fp32");
+  CHECK_THAT(r.err, Catch::Contains("fp32 matmuls (oneDNN ") && !Catch::Contains("auto"));
+}
+
+TEST_CASE("tt-train --precision auto on a corpus: the run's start record names the precision picked", "[tt-train][bf16]") {
+  TmpDir dir;
+  const std::string spm = tt::test::train_fixture_model(dir);
+  const std::string corpus = " --preset tiny --d-model 32 --d-ff 64 --heads 2 --layers 1 --train " +
+                             quoted(tt::test::fixture_path("corpus.en")) + " " +
+                             quoted(tt::test::fixture_path("corpus.de")) + " --spm " + quoted(spm) +
+                             " --batch-tokens 150 --threads 1 --device cpu --max-steps 1 -q --precision auto -o ";
+  auto start_record = [&](const std::string& env, const std::string& run) {
+    const auto r = run_command(env + tool("tt-train") + corpus + quoted(dir.file(run)));
+    REQUIRE(r.status == 0);
+    std::istringstream log(tt::test::read_file(dir.file(run) + "/log.jsonl"));
+    std::string first;
+    std::getline(log, first);
+    const auto j = nlohmann::json::parse(first);
+    CHECK(j["type"] == "start");
+    return j["precision"].get<std::string>();
+  };
+  CHECK(start_record("", "native") == (processor_has_bf16() ? "bf16" : "fp32"));
+  CHECK(start_record("DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI ", "capped") == "fp32");
 }
