@@ -111,9 +111,10 @@ int translate_main(int argc, char** argv) {
       ->check(CLI::Range(0, tt::cli::max_threads))->capture_default_str()->group("Batching");
   app.add_option("--compute-type", f.compute_type,
                  "Matrix products with the weights: float32, int8 (8-bit weights and activations, int32 sums) or "
-                 "bf16 (bfloat16 operands, float32 sums; needs AVX512-BF16 or AMX): faster, slightly less exact "
-                 "(default: float32, or the type a tt-convert quantize model stores)")
-      ->check(CLI::IsMember({"float32", "int8", "bf16"}));
+                 "bf16 (bfloat16 operands, float32 sums; needs AVX512-BF16 or AMX): faster, slightly less exact; "
+                 "auto: the fastest this device runs (int8 with VNNI or AMX, else bf16 where it has it, else "
+                 "float32) (default: float32, or the type a tt-convert quantize model stores)")
+      ->check(CLI::IsMember({"float32", "int8", "bf16", "auto"}));
   tt::cli::add_threads_option(app, common);
   tt::cli::add_device_option(app, common);
   tt::cli::add_quiet_flag(app, common);
@@ -160,6 +161,7 @@ int translate_main(int argc, char** argv) {
                               "build one for this model: tt-convert shortlist MODEL --train SRC TGT");
     o.shortlist = std::move(list);
   }
+  if (f.compute_type == "auto") f.compute_type = tt::cli::fastest_compute_type(common.device);
   // A model stored quantized (tt-convert quantize) runs at its stored type unless told otherwise.
   if (!app.count("--compute-type")) {
     const std::string stored = tt::io::stored_weight_type(full_configs[0], f.models[0] + "/config.json");
@@ -263,10 +265,8 @@ int translate_main(int argc, char** argv) {
                    f.shortlist.c_str(), o.shortlist->frequent(), o.shortlist->best_per_source());
     if (!invariant)
       std::fprintf(stderr, "tt-translate: note: on this device outputs may depend on --batch-size\n");
-    // oneDNN's ISA levels with int8 dot products: *_vnni, and avx512_core_bf16 / amx, which include VNNI.
     const std::string isa = backend->matmul_isa();
-    if (f.compute_type == "int8" && !isa.empty() && isa.find("vnni") == std::string::npos &&
-        isa.find("bf16") == std::string::npos && isa.find("amx") == std::string::npos)
+    if (f.compute_type == "int8" && !isa.empty() && !tt::cli::has_int8_dot_products(isa))
       std::fprintf(stderr, "tt-translate: note: no int8 dot-product instructions (VNNI) for oneDNN here (%s): "
                            "the weights get 7 bits, not 8\n", isa.c_str());
   }

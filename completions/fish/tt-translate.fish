@@ -37,7 +37,7 @@ complete -c tt-translate -l max-src-len -x -d 'Longest source given to the model
 complete -c tt-translate -l skip-invalid -d 'Invalid UTF-8: warn and output an empty line for it'
 complete -c tt-translate -l flush -d 'Translate and print each line as soon as it is read'
 complete -c tt-translate -l workers -x -d 'Batches searched at once, each by a worker with --threads/N threads'
-complete -c tt-translate -l compute-type -x -a 'float32 int8 bf16' -d 'Matrix products with the weights: float32, int8'
+complete -c tt-translate -l compute-type -x -a 'float32 int8 bf16 auto' -d 'Matrix products with the weights: float32, int8'
 complete -c tt-translate -l threads -x -d 'CPU threads'
 complete -c tt-translate -l device -x -a 'auto cpu cuda' -d 'cpu, cuda, cuda:N or auto'
 complete -c tt-translate -l quiet -s q -d 'Print no progress or notes on stderr'

@@ -309,7 +309,7 @@ TEST_CASE("bash completion offers a flag's choices, directories or files, and su
   dir.write("input.txt", "x\n");
   using V = std::vector<std::string>;
   CHECK(bash_offers("tt-translate", {"tt-translate", "--compute-type", ""}, dir.path()) ==
-        V{"bf16", "float32", "int8"});
+        V{"auto", "bf16", "float32", "int8"});
   CHECK(bash_offers("tt-translate", {"tt-translate", "-m", ""}, dir.path()) == V{"model-dir"});
   CHECK(bash_offers("tt-translate", {"tt-translate", "--input", ""}, dir.path()) == V{"input.txt", "model-dir"});
   CHECK(bash_offers("tt-translate", {"tt-translate", "--beam", ""}, dir.path()).empty());  // a number

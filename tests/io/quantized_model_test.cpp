@@ -193,3 +193,29 @@ TEST_CASE("a model stored in a type the device has no products for runs dequanti
   CHECK(by_default.out == at_float32.out);
   CHECK(std::count(by_default.out.begin(), by_default.out.end(), '\n') == 2);
 }
+
+TEST_CASE("tt-translate --compute-type auto: int8 on a CPU with VNNI, float32 on one with neither VNNI nor bf16",
+          "[quantized]") {
+  tt::test::TmpDir tmp;
+  const std::string model = tiny_model(tmp);
+  tmp.write("in.ids", "5 6 7 8 9\n10 11 12\n\n13 14 15 16 17 18 19 20\n");
+  auto translate = [&](const std::string& env, const std::string& type) {
+    auto t = run_command(env + tool("tt-translate") + " -m " + model + " --input-format ids --output-format ids "
+                         "--max-len-b 8 --threads 1 --nbest 2 --compute-type " + type + " < " + tmp.file("in.ids"));
+    INFO(t.err);
+    REQUIRE(t.status == 0);
+    return t;
+  };
+  // This machine: VNNI (every AVX-512 VNNI, AVX-VNNI, AVX512-BF16 or AMX CPU) makes auto int8.
+  if (tt::backend::cpu::PackedGemm::int8_weight_levels() == 127) {
+    const auto picked = translate("", "auto");
+    CHECK_THAT(picked.err, Catch::Contains("compute int8"));
+    CHECK(picked.out == translate("", "int8").out);
+  }
+  // Capped at AVX2 (no VNNI, no bf16), auto is float32; the same output as asking for it.
+  const std::string avx2 = "DNNL_MAX_CPU_ISA=AVX2 ";
+  const auto capped = translate(avx2, "auto");
+  CHECK_THAT(capped.err, Catch::Contains("compute float32"));
+  CHECK(capped.out == translate(avx2, "float32").out);
+  CHECK(std::count(capped.out.begin(), capped.out.end(), '\n') == 7);  // 2-best of 3 lines, the empty line empty
+}
