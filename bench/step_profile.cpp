@@ -279,6 +279,15 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
     timed("relu_dropout_backward_bf16 " + dims({N, F}) + (db ? " +dbias" : ""), 0,
           [&] { inner_.bf16_storage()->relu_dropout_backward_bf16(dx, db, dy, y16, N, F, p); });
   }
+  void residual_layer_norm_backward_bf16(float* dres, uint16_t* dx16, float* dg, float* db, float* dbias,
+                                         const float* dy, const float* sum, const float* mean, const float* rstd,
+                                         const uint8_t* mask, const float* g, int64_t N, int D, float p,
+                                         DropoutKey key) override {
+    timed("residual_layer_norm_backward " + dims({N, D}) + " dx16", 0, [&] {
+      inner_.bf16_storage()->residual_layer_norm_backward_bf16(dres, dx16, dg, db, dbias, dy, sum, mean, rstd, mask, g,
+                                                               N, D, p, key);
+    });
+  }
   void gemm_bf16_operand(bool ta, bool tb, int M, int N, int K, float alpha, const void* A, int64_t lda, bool a16,
                          const void* B, int64_t ldb, bool b16, float beta, float* C, int64_t ldc) override {
     timed(gemm_key(ta, tb, M, N, K, beta) + stored(a16, b16), 2.0 * M * N * K, [&] {

@@ -1,4 +1,4 @@
-// Activations stored only in bf16, an optional part of a device: a backend that offers it writes these six
+// Activations stored only in bf16, an optional part of a device: a backend that offers it writes these seven
 // calls and returns itself from Backend::bf16_storage() inside a bf16 training step.
 #pragma once
 
@@ -36,6 +36,13 @@ class Bf16Storage {
   // while each row is at hand instead of in a pass of its own.
   virtual void relu_dropout_backward_bf16(float* dx, float* dbias, const float* dy, const uint16_t* y16, int64_t N,
                                           int F, float p) = 0;
+  // residual_layer_norm_backward (backend.h) with dx, the sub-layer output's gradient, stored only in bf16:
+  // dx16 = the rounding of the dx that call assigns (read only by the sub-layer's last Linear's products),
+  // everything else as that call.
+  virtual void residual_layer_norm_backward_bf16(float* dres, uint16_t* dx16, float* dgamma, float* dbeta,
+                                                 float* dbias, const float* dy, const float* sum, const float* mean,
+                                                 const float* rstd, const uint8_t* mask, const float* gamma, int64_t N,
+                                                 int D, float p, DropoutKey key) = 0;
   // gemm in bf16 precision where A (a16) or B (b16) is already bf16: that operand is read as stored, dense
   // (lda / ldb equal its stored row length); the other is an fp32 operand as in gemm. Same bits as gemm on
   // the fp32 values that round to the stored ones.

@@ -117,8 +117,11 @@ void residual_block_backward(const tensor::Tensor& dx, const tensor::Tensor& dy,
     return;
   }
   saved.normed_kept.release();  // the next block's backward, its reader, is done
-  tensor::Tensor dsub = scratch.allocate(dy.shape());
-  const ops::KeptBf16 dsub_kept(dsub);  // its copy from the kernel below, for both products of `last`
+  // The sub-layer output's gradient is read only by the two products of `last`: with bf16 storage on it is
+  // stored only in bf16 (never written in fp32), else kept, its copy written by the kernel below.
+  const bool stored = dy.backend().bf16_storage() != nullptr;
+  tensor::Tensor dsub = scratch.allocate(dy.shape(), stored ? tensor::DType::bf16 : tensor::DType::f32);
+  const ops::KeptBf16 dsub_kept(dsub);  // no effect on a bf16 tensor
   norm.backward_residual(dx, dsub, last.bias_grad(), dy, saved.norm, saved.p, saved.key);  // dx = d(sum)
   fb(dx, dsub, true);
 }

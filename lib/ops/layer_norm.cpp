@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "backend/bf16_storage.h"
 #include "util/check.h"
 
 namespace tt::ops {
@@ -96,9 +97,16 @@ void residual_layer_norm_backward(const tensor::Tensor& dres, const tensor::Tens
   const int64_t N = D ? sum.numel() / D : 0;
   TT_CHECK(dres.numel() == sum.numel() && dx.numel() == sum.numel() && dy.numel() == sum.numel() &&
            dgamma.numel() == D && dbeta.numel() == D && (!dbias.defined() || dbias.numel() == D));
-  TT_CHECK_MSG(dx.f32() != dres.f32() && dx.f32() != dy.f32(), "residual layer_norm backward: dx must not alias");
   backend::Backend& be = sum.backend();
   float* db = dbias.defined() ? dbias.f32() : nullptr;
+  if (dx.dtype() == tensor::DType::bf16) {  // stored only in bf16: the sub-layer's products are its only readers
+    backend::bf16_storage_of(be, "residual_layer_norm_backward")
+        .residual_layer_norm_backward_bf16(dres.f32(), dx.bf16(), dgamma.f32(), dbeta.f32(), db, dy.f32(), sum.f32(),
+                                           mean.f32(), rstd.f32(), mask_bytes(mask, sum.numel()), gamma.f32(), N, D, p,
+                                           key);
+    return;
+  }
+  TT_CHECK_MSG(dx.f32() != dres.f32() && dx.f32() != dy.f32(), "residual layer_norm backward: dx must not alias");
   if (fused(be))
     be.residual_layer_norm_backward(dres.f32(), dx.f32(), dgamma.f32(), dbeta.f32(), db, dy.f32(), sum.f32(),
                                     mean.f32(), rstd.f32(), mask_bytes(mask, sum.numel()), gamma.f32(), N, D, p, key);

@@ -24,7 +24,8 @@ void residual_layer_norm_forward(const tensor::Tensor& y, const tensor::Tensor& 
                                  const tensor::Tensor& residual, const tensor::Tensor& gamma, const tensor::Tensor& beta,
                                  float eps, float p, backend::DropoutKey key);
 // Its backward: dres = d(sum) (may alias dy) and dx = dropout mask · dres assigned; dgamma, dbeta and dbias
-// (may be undefined) accumulated; mask as forward left it.
+// (may be undefined) accumulated; mask as forward left it. dx may be a bf16 tensor (bf16 storage on: its
+// only readers are products), then nothing of it is written in fp32.
 void residual_layer_norm_backward(const tensor::Tensor& dres, const tensor::Tensor& dx, const tensor::Tensor& dgamma,
                                   const tensor::Tensor& dbeta, const tensor::Tensor& dbias, const tensor::Tensor& dy,
                                   const tensor::Tensor& sum, const tensor::Tensor& mean, const tensor::Tensor& rstd,

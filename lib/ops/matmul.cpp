@@ -24,6 +24,23 @@ int64_t extent(backend::MatrixStrides s, int batch1, int batch2, int rows, int c
   return (batch1 - 1) * s.batch1 + (batch2 - 1) * s.batch2 + (rows - 1) * s.ld + cols;
 }
 
+// linear_backward's products when dy is stored in bf16 (bf16 storage on; dy has no fp32 values to read).
+void linear_backward_stored_dy(const tensor::Tensor& dx, const tensor::Tensor& dw, const tensor::Tensor& dy,
+                               const tensor::Tensor& x, const tensor::Tensor& w, bool accumulate_dx) {
+  const int64_t O = w.dim(0), I = w.dim(1), N = rows(x);
+  backend::Bf16Storage& st = backend::bf16_storage_of(x.backend(), "linear_backward");
+  const bool x16 = x.dtype() == tensor::DType::bf16;
+  const void* xs = x16 ? static_cast<const void*>(x.bf16()) : x.f32();
+  // dW[O, I] += dy^T[O, N] · x[N, I]
+  st.gemm_bf16_operand(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.bf16(), O,
+                       true, xs, I, x16, 1.0f, dw.f32(), I);
+  if (dx.defined()) {  // dx[N, I] (+)= dy[N, O] · W[O, I]
+    TT_CHECK(dx.numel() == N * I);
+    st.gemm_bf16_operand(false, false, static_cast<int>(N), static_cast<int>(I), static_cast<int>(O), 1.0f, dy.bf16(),
+                         O, true, w.f32(), I, false, accumulate_dx ? 1.0f : 0.0f, dx.f32(), I);
+  }
+}
+
 }  // namespace
 
 void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& w,
@@ -54,6 +71,11 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
                "linear backward: dy " + dy.shape().str() + ", x " + x.shape().str() + ", W " + w.shape().str());
   if (N == 0) return;
   auto& be = x.backend();
+  if (dy.dtype() == tensor::DType::bf16) {
+    TT_CHECK_MSG(!db.defined(), "linear backward: a bias gradient from a bf16-stored dy");
+    linear_backward_stored_dy(dx, dw, dy, x, w, accumulate_dx);
+    return;
+  }
   const KeptBf16 dy_kept(dy);  // both products read dy
   // dW[O, I] += dy^T[O, N] · x[N, I]
   if (x.dtype() == tensor::DType::bf16)

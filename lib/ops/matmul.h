@@ -14,7 +14,7 @@ namespace tt::ops {
 void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& w,
                     const tensor::Tensor& b);
 // dW[O, I] += dy^T · x, db[O] += column sums of dy (if db defined), and dx = dy · W (assigned, or added when
-// accumulate_dx; skipped when dx is undefined).
+// accumulate_dx; skipped when dx is undefined). dy may be bf16 as x may (then without db).
 void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const tensor::Tensor& db,
                      const tensor::Tensor& dy, const tensor::Tensor& x, const tensor::Tensor& w,
                      bool accumulate_dx = false);

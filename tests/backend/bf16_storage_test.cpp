@@ -203,6 +203,43 @@ TEST_CASE("bf16 storage: relu_dropout_backward takes its mask from the bf16 outp
   CHECK(db_actual.to_host_f32() == db_expected.to_host_f32());
 }
 
+TEST_CASE("bf16 storage: the residual layer norm backward stores dx only rounded, the rest as its fp32 call",
+          "[backend][bf16]") {
+  auto be = tt::test::bf16_backend(2);
+  if (!be) return;
+  HeldStep step(*be);
+  const int64_t n = 70;  // several blocks of rows
+  const int d = 33;      // no multiple of a vector
+  const auto nd = static_cast<size_t>(n * d);
+  auto x = upload(*be, random_floats(nd, 20)), residual = upload(*be, random_floats(nd, 21));
+  auto bias = upload(*be, random_floats(d, 22)), gamma = upload(*be, random_floats(d, 23, 0.5f, 1.5f));
+  auto beta = upload(*be, random_floats(d, 24));
+  const auto dy_host = random_floats(nd, 25), params_host = random_floats(3 * static_cast<size_t>(d), 26);
+  for (float p : {0.0f, 0.2f}) {
+    INFO("p = " << p);
+    const backend::DropoutKey key{11, 12};
+    auto y = upload(*be, std::vector<float>(nd, 0.0f)), sum = upload(*be, std::vector<float>(nd, 0.0f));
+    auto rows = upload(*be, std::vector<float>(2 * n, 0.0f));  // mean, rstd
+    auto mask = tensor::Tensor::empty(*be, {n * d}, tensor::DType::u8);
+    be->residual_layer_norm_forward(y.f32(), sum.f32(), rows.f32(), rows.f32() + n, mask.u8(), x.f32(), bias.f32(),
+                                    residual.f32(), gamma.f32(), beta.f32(), n, d, 1e-5f, p, key);
+    // Parameter gradients accumulate onto what they held.
+    auto dy = upload(*be, dy_host), dres_expected = upload(*be, dy_host), dres_actual = upload(*be, dy_host);
+    auto dx = upload(*be, std::vector<float>(nd, 0.0f));
+    auto dx16 = upload_bf16(*be, std::vector<uint16_t>(nd, 0x7fc0), {n, d});  // NaNs: every element rewritten
+    auto params_expected = upload(*be, params_host), params_actual = upload(*be, params_host);
+    float *pe = params_expected.f32(), *pa = params_actual.f32();
+    be->residual_layer_norm_backward(dres_expected.f32(), dx.f32(), pe, pe + d, pe + 2 * d, dy.f32(), sum.f32(),
+                                     rows.f32(), rows.f32() + n, mask.u8(), gamma.f32(), n, d, p, key);
+    storage(*be).residual_layer_norm_backward_bf16(dres_actual.f32(), dx16.bf16(), pa, pa + d, pa + 2 * d, dy.f32(),
+                                                   sum.f32(), rows.f32(), rows.f32() + n, mask.u8(), gamma.f32(), n,
+                                                   d, p, key);
+    CHECK(dx16.to_host_bf16() == bf16_bits(dx.to_host_f32()));
+    CHECK(dres_actual.to_host_f32() == dres_expected.to_host_f32());
+    CHECK(params_actual.to_host_f32() == params_expected.to_host_f32());
+  }
+}
+
 TEST_CASE("bf16 storage: a product with a bf16 operand gives the bits of one rounding the fp32 operand",
           "[backend][bf16]") {
   auto be = tt::test::bf16_backend(2);

@@ -84,6 +84,13 @@ class CpuBackend final : public Backend, public Bf16Storage {
                                   float p) override {
     kernels_->relu_dropout_backward_bf16(ctx_, dx, bf16_output_copy(dx, N * F), dbias, dy, y16, N, F, p);
   }
+  void residual_layer_norm_backward_bf16(float* dres, uint16_t* dx16, float* dgamma, float* dbeta, float* dbias,
+                                         const float* dy, const float* sum, const float* mean, const float* rstd,
+                                         const uint8_t* mask, const float* gamma, int64_t N, int D, float p,
+                                         DropoutKey key) override {
+    kernels_->residual_layer_norm_backward(ctx_, dres, nullptr, dx16, dgamma, dbeta, dbias, dy, sum, mean, rstd, mask,
+                                           gamma, N, D, p, key);
+  }
   void gemm_bf16_operand(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A, int64_t lda,
                          bool a16, const void* B, int64_t ldb, bool b16, float beta, float* C, int64_t ldc) override;
   void gemm_batched_bf16_operand(bool trans_a, bool trans_b, int batch1, int batch2, int M, int N, int K, float alpha,

@@ -36,6 +36,7 @@
   X(void, residual_layer_norm_forward, (const KernelContext& ctx, float* y, uint16_t* y16, float* sum, float* mean, \
       float* rstd, uint8_t* mask, const float* x, const float* bias, const float* residual, const float* gamma, \
       const float* beta, int64_t N, int D, float eps, float p, DropoutKey key)) \
+  /* dx null: dx goes to dx16 only (bf16 storage) */ \
   X(void, residual_layer_norm_backward, (const KernelContext& ctx, float* dres, float* dx, uint16_t* dx16, \
       float* dgamma, float* dbeta, float* dbias, const float* dy, const float* sum, const float* mean, \
       const float* rstd, const uint8_t* mask, const float* gamma, int64_t N, int D, float p, DropoutKey key)) \

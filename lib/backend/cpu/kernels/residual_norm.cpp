@@ -179,9 +179,11 @@ void residual_layer_norm_backward(const KernelContext& ctx, float* dres, float* 
                                   const uint8_t* mask, const float* gamma, int64_t N, int D, float p, DropoutKey key) {
   const int64_t blocks = (N + kBlockRows - 1) / kBlockRows;
   const int nt = static_cast<int>(std::min<int64_t>(blocks, threads_for(ctx, N * D * (p > 0.0f ? 8 : 3))));
-  // Per block: partial dgamma, dbeta, dbias [3][D]; per thread: the block's dropout factors.
+  // Per block: partial dgamma, dbeta, dbias [3][D]; per thread: the block's dropout factors, and when dx is
+  // stored only in bf16 (dx null), the row's fp32 dx, rounded from L1 (it is never written to memory).
   const size_t partials = static_cast<size_t>(blocks) * 3 * D;
-  const size_t per_thread = p > 0.0f ? static_cast<size_t>(kBlockRows) * D : 0;
+  const size_t factor_floats = p > 0.0f ? static_cast<size_t>(kBlockRows) * D : 0;
+  const size_t per_thread = factor_floats + (dx ? 0 : static_cast<size_t>(D));
   float* scratch = kernel_scratch(ctx, partials + per_thread * static_cast<size_t>(nt));
   auto row = p > 0.0f ? backward_row<true> : backward_row<false>;
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -189,14 +191,16 @@ void residual_layer_norm_backward(const KernelContext& ctx, float* dres, float* 
     const int64_t r0 = blk * kBlockRows, r1 = std::min(N, r0 + kBlockRows);
     float* pg = scratch + static_cast<size_t>(blk) * 3 * D;
     std::fill(pg, pg + 3 * D, 0.0f);
-    float* factors = per_thread ? scratch + partials + per_thread * static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0)
-                                : nullptr;
+    float* own = scratch + partials + per_thread * static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0);
+    float* factors = factor_floats ? own : nullptr;
+    float* dx_row = own + factor_floats;
     if (factors && mask) mask_factors(factors, mask + r0 * D, (r1 - r0) * D, p);
     else if (factors) block_factors(factors, nullptr, r0 * D, (r1 - r0) * D, p, key);
     for (int64_t i = r0; i < r1; ++i) {
-      row(dres + i * D, dx + i * D, pg, pg + D, pg + 2 * D, dy + i * D, sum + i * D,
+      float* dxr = dx ? dx + i * D : dx_row;
+      row(dres + i * D, dxr, pg, pg + D, pg + 2 * D, dy + i * D, sum + i * D,
           factors ? factors + (i - r0) * D : nullptr, gamma, mean[i], rstd[i], D);
-      if (dx16) to_bf16_row(dx16 + i * D, dx + i * D, D);
+      if (dx16) to_bf16_row(dx16 + i * D, dxr, D);
     }
   }
   // Blocks in order: the same sums on any thread count.
