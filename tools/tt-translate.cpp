@@ -265,10 +265,9 @@ int translate_main(int argc, char** argv) {
                    f.shortlist.c_str(), o.shortlist->frequent(), o.shortlist->best_per_source());
     if (!invariant)
       std::fprintf(stderr, "tt-translate: note: on this device outputs may depend on --batch-size\n");
-    const std::string isa = backend->matmul_isa();
-    if (f.compute_type == "int8" && !isa.empty() && !tt::cli::has_int8_dot_products(isa))
+    if (f.compute_type == "int8" && !backend->int8_keeps_8_bits())
       std::fprintf(stderr, "tt-translate: note: no int8 dot-product instructions (VNNI) for oneDNN here (%s): "
-                           "the weights get 7 bits, not 8\n", isa.c_str());
+                           "the weights get 7 bits, not 8\n", backend->matmul_isa().c_str());
   }
   std::ofstream scores_out;
   if (!f.scores_file.empty()) {

@@ -130,6 +130,10 @@ class Backend {
   virtual MatmulPrecision matmul_precision() const { return MatmulPrecision::fp32; }
   // What runs the products, for logs ("avx512_core_bf16", "avx512_core_amx"); empty if not known.
   virtual std::string matmul_isa() const { return ""; }
+  // Whether int8 products (where set_matmul_precision(int8) is accepted) keep 8-bit weights. A CPU without
+  // int8 dot-product instructions (VNNI, AMX) gets 7-bit weights, so that oneDNN's pairwise u8 x s8 sums
+  // cannot saturate: less precise, and no faster than fp32 there (tt-translate --compute-type auto).
+  virtual bool int8_keeps_8_bits() const { return true; }
   // A weight as its model file stores it (float32, or quantized by tt-convert quantize): a backend whose
   // products against this weight run in w->type (row-invariant mode at that precision) takes w and packs
   // from it instead of from the fp32 values at `slot` [w->N, w->K] (dense rows), which it then never reads,

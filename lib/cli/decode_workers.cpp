@@ -10,16 +10,9 @@ int auto_workers(int max_d_model, int threads) { return max_d_model <= 256 ? std
 
 int worker_threads(int w, int workers, int threads) { return threads / workers + (w < threads % workers ? 1 : 0); }
 
-bool has_int8_dot_products(const std::string& isa) {
-  return isa.find("vnni") != std::string::npos || isa.find("bf16") != std::string::npos ||
-         isa.find("amx") != std::string::npos;
-}
-
 std::string fastest_compute_type(const std::string& device) {
   auto be = backend::make_backend(device, 1);
-  const std::string isa = be->matmul_isa();
-  if (be->set_matmul_precision(backend::MatmulPrecision::int8) && (isa.empty() || has_int8_dot_products(isa)))
-    return "int8";
+  if (be->set_matmul_precision(backend::MatmulPrecision::int8) && be->int8_keeps_8_bits()) return "int8";
   return be->set_matmul_precision(backend::MatmulPrecision::bf16) ? "bf16" : "float32";
 }
 

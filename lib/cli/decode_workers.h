@@ -20,12 +20,8 @@ int auto_workers(int max_d_model, int threads);
 // Worker w's share of `threads` (the first ones take one more of the remainder).
 int worker_threads(int w, int workers, int threads);
 
-// Whether oneDNN's ISA level `isa` has int8 dot products: the *_vnni levels, and avx512_core_bf16 / AMX,
-// which include VNNI. Without them int8 weights get 7 bits, not 8 (tt-translate says so).
-bool has_int8_dot_products(const std::string& isa);
-
-// --compute-type auto: the fastest type `device` runs at full precision of that type: int8 where it has int8
-// products with dot-product instructions (a CPU with VNNI or AMX), else bf16 where it has bf16 products (a
+// --compute-type auto: the fastest type `device` runs at full precision of that type: int8 where its int8
+// products keep 8-bit weights (Backend::int8_keeps_8_bits: a CPU with VNNI or AMX), else bf16 where it has bf16 products (a
 // GPU from Ampere on), else float32.
 std::string fastest_compute_type(const std::string& device);
 

@@ -130,3 +130,15 @@ TEST_CASE("int8 row-invariant gemm: a row's bits do not depend on M or the threa
     REQUIRE(std::equal(alone.begin(), alone.end(), all.begin() + m * N));
   }
 }
+
+TEST_CASE("int8 row-invariant gemm: int8_keeps_8_bits says whether a weight needing all 8 bits keeps them",
+          "[backend][gemm][int8]") {
+  // W = [1, 1/127]: with 8-bit weights 1/127 is one step (q = 1); with 7 bits (step 1/63) it rounds to 0.
+  // x = [0, 1] reads only that weight, so y = 1/127 or 0. Native here (VNNI on this suite's machines) and
+  // under the suite's DNNL_MAX_CPU_ISA=AVX2 run, where the answer must be false.
+  const std::vector<float> y = int8_product(1, {0.0f, 1.0f}, {1.0f, 1.0f / 127}, 1, 1, 2);
+  auto be = backend::make_backend("cpu", 1);
+  INFO("oneDNN ISA " << be->matmul_isa() << ", y " << y[0]);
+  CHECK((y[0] != 0.0f) == be->int8_keeps_8_bits());
+  if (be->int8_keeps_8_bits()) CHECK(y[0] == Approx(1.0f / 127));
+}

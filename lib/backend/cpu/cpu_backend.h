@@ -60,6 +60,7 @@ class CpuBackend final : public Backend, public Bf16Storage {
     return kernel != Fused::attention || precision_ == MatmulPrecision::fp32;
   }
   std::string matmul_isa() const override;
+  bool int8_keeps_8_bits() const override;
   // Taken in row-invariant mode at the weight's precision (packed_gemm.h), int8 only with VNNI.
   bool adopt_stored_weight(const float* slot, std::shared_ptr<const StoredWeight> w) override;
   // Shares `first`'s packed weights where both are CPU backends in row-invariant mode.

@@ -200,6 +200,10 @@ bool CpuBackend::adopt_stored_weight(const float* slot, std::shared_ptr<const St
   return packed_gemm().adopt(slot, std::move(w));
 }
 
+bool CpuBackend::int8_keeps_8_bits() const {
+  return PackedGemm::int8_weight_levels() == QuantizedWeight::kInt8Levels;
+}
+
 bool CpuBackend::share_packed_weights(Backend& first) {
   auto* cpu = dynamic_cast<CpuBackend*>(&first);
   if (!cpu || cpu == this || !row_invariant_ || !cpu->row_invariant_) return false;
