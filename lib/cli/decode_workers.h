@@ -21,8 +21,8 @@ int auto_workers(int max_d_model, int threads);
 int worker_threads(int w, int workers, int threads);
 
 // --compute-type auto: the fastest type `device` runs at full precision of that type: int8 where its int8
-// products keep 8-bit weights (Backend::int8_keeps_8_bits: a CPU with VNNI or AMX), else bf16 where it has bf16 products (a
-// GPU from Ampere on), else float32.
+// products keep 8-bit weights (Backend::int8_keeps_8_bits: a CPU with VNNI or AMX), else bf16 where it has
+// bf16 products (a GPU from Ampere on), else float32.
 std::string fastest_compute_type(const std::string& device);
 
 // A backend on `device` with `threads` threads, batch-invariant where the device can be (*invariant says
