@@ -1,5 +1,6 @@
-// Synthetic batches, one batch source among others (train/batch_source.h): the speed benchmark (same shapes
-// and recipe as ../shared/bench/torch_train.py) and tt-train's smoke run. The loop is train/trainer.h.
+// Synthetic batches, one batch source among others (train/batch_source.h): the speed benchmark (the same
+// shapes and recipe as the PyTorch anchor bench/train_speed.sh runs beside it) and tt-train's smoke run. The
+// loop is train/trainer.h.
 //   random: every id uniform in [4, V) (the anchor's batches; the loss can only fall to about ln V)
 //   copy:   the target repeats the source (a learnable task: the loss visibly falls within a few dozen steps)
 #pragma once
