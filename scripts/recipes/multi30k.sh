@@ -27,6 +27,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 data=${1:-} run=${2:-runs/multi30k}
 export PATH="${TT_BIN:-$root/build/bin}:$PATH"
 threads=${THREADS:-2}
+# TIME_LIMIT is the whole budget (tt-train's duration grammar: a number and s, m, h or d): each model gets what
+# the ones before it left (early stopping ends a run before its limit), with seeds SEED, SEED + 1, ...
+limit=${TIME_LIMIT:-120m}
+[[ $limit =~ ^([0-9]+(\.[0-9]+)?)([smhd]?)$ ]] ||
+  { echo "multi30k.sh: TIME_LIMIT: expected a duration such as 90s, 10m or 2h, got '$limit'" >&2; exit 1; }
+budget=$(awk -v n="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[3]}" \
+  'BEGIN { print int(n * (u == "d" ? 86400 : u == "h" ? 3600 : u == "m" ? 60 : 1)) }')
+
 mkdir -p "$run"
 if [[ -z $data ]]; then
   data=$run/data
@@ -42,16 +50,11 @@ tt-tokenize train --input "$data/train.en" "$data/train.de" --model-prefix "$run
   --model-type unigram --character-coverage 1.0 --threads "$threads" --quiet
 precision=${PRECISION:-auto}  # tt-train's header names the precision auto picked
 models=${MODELS:-2}
-# The time limit is the whole budget: with MODELS > 1 each model gets what the ones before it left (early
-# stopping ends a run before its limit), with seeds SEED, SEED + 1, ...
-budget=$(awk -v t="${TIME_LIMIT:-120m}" 'BEGIN { n = t + 0; u = substr(t, length(t));
-  print (u == "h" ? n * 3600 : u == "m" ? n * 60 : n) }')
-elapsed() { grep -o '"elapsed_s":[0-9.]*' "$1/log.jsonl" | tail -n 1 | cut -d: -f2; }
+used=0  # seconds the models so far trained (their logs' last elapsed_s)
 dirs=()
 for ((i = 1; i <= models; i++)); do
   dir=$run/train; ((i > 1)) && dir=$run/train$i
-  left=$budget
-  for d in "${dirs[@]}"; do left=$(awk -v l="$left" -v e="$(elapsed "$d")" 'BEGIN { print int(l - e) }'); done
+  left=$((budget - used))
   ((left >= 60)) || { echo "multi30k.sh: no time left for model $i of $models" >&2; break; }
   stop=(--time-limit "${left}s" --early-stop 6)
   [[ ${MAX_STEPS:-0} -gt 0 ]] && stop+=(--max-steps "$MAX_STEPS")
@@ -61,6 +64,8 @@ for ((i = 1; i <= models; i++)); do
     --spm-alpha "${SPM_ALPHA:-0.5}" --ema-decay "${EMA_DECAY:-0.999}" --valid-every 500 --keep-last 5 "${stop[@]}" \
     --threads "$threads" --seed $((${SEED:-1} + i - 1)) --precision "$precision" -o "$dir"
   dirs+=("$dir")
+  seconds=$(grep -o '"elapsed_s":[0-9.]*' "$dir/log.jsonl" | tail -n 1 | cut -d: -f2)
+  used=$((used + ${seconds%.*} + 1))  # rounded up
 done
 for d in "${dirs[@]}"; do
   ((${#dirs[@]} > 1)) && echo "$d:"
@@ -70,9 +75,7 @@ if ((${#dirs[@]} > 1)); then  # the ensemble of each run's average of its last 5
   members=()
   for d in "${dirs[@]}"; do tt-average --last 5 "$d" -o "$d-avg5" --force -q; members+=(-m "$d-avg5"); done
   tt-translate "${members[@]}" --beam 4 --threads "$threads" -q <"$data/test2016.en" >"$run/ensemble.hyp"
-  total=0
-  for d in "${dirs[@]}"; do total=$(awk -v t="$total" -v e="$(elapsed "$d")" 'BEGIN { print t + e }'); done
-  minutes=$(awk -v t="$total" 'BEGIN { printf "%.1f", t / 60 }')
+  minutes=$(awk -v s="$used" 'BEGIN { printf "%.1f", s / 60 }')
   printf '%-27s %7s %8s %8s %8s\n' "ensemble of ${#dirs[@]}, beam 4" - "$minutes" \
     "$(tt-bleu "$data/test2016.de" -i "$run/ensemble.hyp" -m bleu -b -w 2)" \
     "$(tt-bleu "$data/test2016.de" -i "$run/ensemble.hyp" -m chrf -b -w 2)"
