@@ -50,9 +50,10 @@ out=$(cd "$out" && pwd)
 # The recipe: tiny preset (4+4 layers, d_model 128), a joint 8k SentencePiece vocabulary, token batches,
 # the inverse-square-root schedule with a peak learning rate (what short runs on small data want).
 vocab=8000 batch_tokens=2048 lr=0.0015 warmup=400 valid_every=400 save_every=100 dropout=0.1
-# bf16 products where the CPU has them (AVX512-BF16 or AMX): on a Zen 4, 3,600 bf16 steps took 8.1 min and
-# 3,000 fp32 steps 9.8 (validation BLEU still rising at the end), and bf16 stayed within 0.2 test BLEU of fp32
-# at equal steps. A checkpoint every 100 steps: the last 5 averaged span 400 steps, not 1,600.
+# bf16 products where the CPU has them and they are faster (AVX512-BF16 on a Zen 4, AMX; not an Intel Xeon
+# without AMX, where they are slower than fp32): on a Zen 4, 3,600 bf16 steps took 8.1 min and 3,000 fp32
+# steps 9.8 (validation BLEU still rising at the end), and bf16 stayed within 0.2 test BLEU of fp32 at equal
+# steps. A checkpoint every 100 steps: the last 5 averaged span 400 steps, not 1,600.
 # tt-train --precision auto decides; the step count depends on its pick, so a one-step synthetic run asks it.
 precision=$(tt-train --preset tiny --d-model 32 --d-ff 64 --heads 2 --layers 1 --vocab-size 30 --threads 1 \
   --synthetic-steps 1 --batch-size 4 --src-len 6 --tgt-len 6 --precision auto -q |

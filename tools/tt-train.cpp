@@ -157,7 +157,7 @@ void add_flags(CLI::App& app, Flags& f) {
                       ->type_name("DIR");
   resume->excludes(output)->excludes("--init")->excludes("--synthetic-steps");
   app.add_option("--precision", f.precision, "Matrix products: fp32, or bf16 operands with fp32 accumulation "
-                 "(needs AVX512-BF16 or AMX), or auto: bf16 where the device has it, else fp32")
+                 "(needs AVX512-BF16 or AMX), or auto: bf16 where the device has it and it is faster, else fp32")
       ->check(CLI::IsMember({"fp32", "bf16", "auto"}))->capture_default_str();
   tt::cli::add_seed_option(app, f.common, "Seed for initialisation, batches and dropout");
   tt::cli::add_threads_option(app, f.common);
@@ -244,6 +244,16 @@ void use_init_vocabulary(const std::string& init, tt::train::DataOptions& data) 
                             "fine-tuning keeps the model's vocabulary: leave out --spm to use its own");
 }
 
+// --precision's pick, the same on every rank (auto times products on each; the first rank's pick holds), and
+// why, in the header.
+std::string pick_precision(tt::backend::Backend& backend, const Flags& f, tt::dist::Communicator& comm) {
+  const tt::train::PrecisionPick pick = tt::train::resolve_precision(backend, f.precision);
+  char bf16 = pick.precision == "bf16" ? 1 : 0;
+  comm.broadcast(&bf16, 1, 0);
+  if (!f.common.quiet && comm.is_root() && !pick.reason.empty()) std::cerr << "tt-train: " << pick.reason << "\n";
+  return bf16 ? "bf16" : "fp32";
+}
+
 int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const ModelConfig& config, Flags& f) {
   // Before any thread starts (OpenMP's, MPI's): they inherit its blocked SIGINT and SIGTERM (util/signals.h).
   tt::util::SignalGuard signals;
@@ -280,7 +290,7 @@ int corpus_main(const CLI::App& app, const tt::cli::FlagNames& flag_for, const M
 
   const auto comm = tt::dist::make_communicator("tt-train");
   auto backend = tt::backend::make_backend(f.common.device, f.common.threads);
-  spec.precision = tt::train::resolve_precision(*backend, f.precision);
+  spec.precision = pick_precision(*backend, f, *comm);
   tt::train::CorpusRun run(spec, *backend, *comm);
   for (const std::string& note : run.notes()) std::cerr << "tt-train: note: " << note << "\n";  // even with -q
   if (!f.common.quiet && comm->is_root())
@@ -310,7 +320,7 @@ int synthetic_main(const tt::cli::FlagNames& flag_for, const ModelConfig& config
   check_usage(flag_for, [&] { tt::train::check_synthetic_options(config, o); });
   const auto comm = tt::dist::make_communicator("tt-train");
   auto backend = tt::backend::make_backend(f.common.device, f.common.threads);
-  const std::string precision = tt::train::resolve_precision(*backend, f.precision);
+  const std::string precision = pick_precision(*backend, f, *comm);
   const int longest = std::max(o.src_len, o.tgt_len);
   tt::train::check_training_fits(
       config, {int64_t{o.batch_size} * longest, longest, precision == "bf16", "batch_size"},

@@ -1,6 +1,9 @@
 // The precision of training's matrix products. bf16 operands with fp32 accumulation need bf16
 // instructions (oneDNN's effective ISA avx512_core_bf16 or AMX on a CPU); without them training is
-// refused rather than silently run in fp32; "auto" asks for bf16 where it exists and fp32 elsewhere.
+// refused rather than silently run in fp32. "auto" takes bf16 only where it is also clearly faster: the
+// instructions alone do not say so (an Intel Xeon without AMX runs bf16 dot products at half the rate of
+// its two FMA ports, so its bf16 products are slower than fp32; a Zen 4 or an AMX Xeon runs them 2-7x
+// faster), so auto times one product both ways on the device itself.
 #pragma once
 
 #include <string>
@@ -9,9 +12,18 @@
 
 namespace tt::train {
 
-// "fp32" or "bf16" for a requested "fp32", "bf16" or "auto" (bf16 where `backend` has bf16 products). Leaves
-// the backend's precision as it was: use_precision() sets it.
-std::string resolve_precision(backend::Backend& backend, const std::string& requested);
+// The fastest of `seconds_fp32` and `seconds_bf16` for one product, bf16 only when it takes at most 90 %
+// of fp32's time (a tie goes to the more precise one; the margin keeps the pick steady against timer noise).
+bool bf16_is_faster(double seconds_fp32, double seconds_bf16);
+
+struct PrecisionPick {
+  std::string precision;  // "fp32" or "bf16"
+  std::string reason;     // for "auto" where bf16 exists: the two timings behind the pick; else empty
+};
+
+// "fp32" or "bf16" for a requested "fp32", "bf16" or "auto" (see above). Leaves the backend's precision as
+// it was: use_precision() sets it.
+PrecisionPick resolve_precision(backend::Backend& backend, const std::string& requested);
 
 // Sets `precision` ("fp32" or "bf16") on `backend`; returns the words for the run's header ("bf16 matmuls
 // (oneDNN avx512_core_bf16)"). Throws tt::Error naming option_ref("precision") where bf16 is unavailable.

@@ -12,8 +12,8 @@
 # Environment: THREADS (2), TIME_LIMIT (120m, for all models), MODELS (2), MAX_STEPS (0: none), VOCAB (8000),
 #   BATCH_TOKENS (4096), NORM (pre; post: the paper's), LR (0.005; post-LN fails at it: use 0.0025), WARMUP
 #   (2000), DROPOUT (0.3), SPM_ALPHA (0.5; 0: off), EMA_DECAY (0.999; 0: off), SEED (1; model i: SEED + i - 1),
-#   PRECISION (auto: bf16 where the CPU has AVX512-BF16 or AMX, else fp32; or fp32, bf16); PATH must hold the
-#   tt tools (or TT_BIN=build/bin).
+#   PRECISION (auto: bf16 where the CPU has AVX512-BF16 or AMX and it is faster, else fp32; or fp32, bf16);
+#   PATH must hold the tt tools (or TT_BIN=build/bin).
 # Measured with these defaults on 2 AMD EPYC Zen 4 cores (AVX512-BF16, no AMX), bf16 (2026-12-07): model 1
 #   early-stopped at 18,500 steps after 80 min (best validation BLEU 41.8 at 15,500), test2016 beam 4 BLEU
 #   41.1 / chrF 65.1 (average of the last 5), 41.3 (last checkpoint); model 2, 8,306 steps in the 35 min left,
