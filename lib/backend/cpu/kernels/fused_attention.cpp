@@ -15,6 +15,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "backend/cpu/fast_math.h"
 #include "backend/cpu/kernels/dropout_mask.h"
 #include "backend/cpu/kernels/kernel_functions.h"
@@ -41,26 +45,45 @@ inline float madd(float a, float b, float c) {
 
 inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-// C[m][n] = sum_{k < K} A(m, k) * B[k * ldb + n] for m < M, n < N, with A(m, k) = a[m * a_rs + k * a_cs].
-// M is a multiple of kRows, N of kCols (the tiles are padded); k runs in order, one FMA chain per element.
-void tile_gemm(float* c, int ldc, const float* a, int a_rs, int a_cs, const float* b, int ldb, int M, int N, int K) {
-  for (int m0 = 0; m0 < M; m0 += kRows) {
-    for (int n0 = 0; n0 < N; n0 += kCols) {
-      float acc[kRows][kCols] = {};
-      const float* ak = a + m0 * a_rs;
-      const float* bk = b + n0;
-      for (int k = 0; k < K; ++k, ak += a_cs, bk += ldb) {
-        for (int r = 0; r < kRows; ++r) {
-          const float av = ak[r * a_rs];
+// Rows [0, R) of C = A B below, N a multiple of kCols.
+template <int R>
+void tile_rows(float* c, int ldc, const float* a, int a_rs, int a_cs, const float* b, int ldb, int N, int K) {
+  for (int n0 = 0; n0 < N; n0 += kCols) {
+    float acc[R][kCols] = {};
+    const float* ak = a;
+    const float* bk = b + n0;
+    for (int k = 0; k < K; ++k, ak += a_cs, bk += ldb) {
+      for (int r = 0; r < R; ++r) {
+        const float av = ak[r * a_rs];
 #pragma omp simd
-          for (int j = 0; j < kCols; ++j) acc[r][j] = madd(av, bk[j], acc[r][j]);
-        }
-      }
-      for (int r = 0; r < kRows; ++r) {
-#pragma omp simd
-        for (int j = 0; j < kCols; ++j) c[(m0 + r) * ldc + n0 + j] = acc[r][j];
+        for (int j = 0; j < kCols; ++j) acc[r][j] = madd(av, bk[j], acc[r][j]);
       }
     }
+    for (int r = 0; r < R; ++r) {
+#pragma omp simd
+      for (int j = 0; j < kCols; ++j) c[r * ldc + n0 + j] = acc[r][j];
+    }
+  }
+}
+
+// C[m][n] = sum_{k < K} A(m, k) * B[k * ldb + n] for m < M, n < N, with A(m, k) = a[m * a_rs + k * a_cs].
+// N is a multiple of kCols (the tiles are padded); M is any count: rows past a multiple of kRows run in a
+// block of their own size, so no product is spent on padding rows (a sentence of 18 tokens has 18 rows,
+// not 24 or 32). k runs in order, one FMA chain per element, whatever the block.
+void tile_gemm(float* c, int ldc, const float* a, int a_rs, int a_cs, const float* b, int ldb, int M, int N, int K) {
+  int m0 = 0;
+  for (; m0 + kRows <= M; m0 += kRows) tile_rows<kRows>(c + m0 * ldc, ldc, a + m0 * a_rs, a_rs, a_cs, b, ldb, N, K);
+  c += m0 * ldc;
+  a += m0 * a_rs;
+  switch (M - m0) {
+    case 0: break;
+    case 1: tile_rows<1>(c, ldc, a, a_rs, a_cs, b, ldb, N, K); break;
+    case 2: tile_rows<2>(c, ldc, a, a_rs, a_cs, b, ldb, N, K); break;
+    case 3: tile_rows<3>(c, ldc, a, a_rs, a_cs, b, ldb, N, K); break;
+    case 4: tile_rows<4>(c, ldc, a, a_rs, a_cs, b, ldb, N, K); break;
+    case 5: tile_rows<5>(c, ldc, a, a_rs, a_cs, b, ldb, N, K); break;
+    case 6: tile_rows<6>(c, ldc, a, a_rs, a_cs, b, ldb, N, K); break;
+    default: tile_rows<7>(c, ldc, a, a_rs, a_cs, b, ldb, N, K); break;  // kRows is 8 or 4: at most 7 left
   }
 }
 
@@ -80,8 +103,57 @@ void load_heads(float* dst, size_t stride, const float* src, int64_t ld, int row
   }
   for (int h = 0; h < H; ++h) std::fill(dst + h * stride + rows * cols_p, dst + h * stride + rows_p * cols_p, 0.0f);
 }
+#if defined(__AVX512F__)
+// GCC 12 warns, wrongly, that the AVX-512 intrinsics' internal placeholder (_mm512_undefined_ps) "may be
+// used uninitialized" wherever they are inlined (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// r[i] (row i of a 16 x 16 block) becomes column i: unpack pairs of rows, then 4 x 4 blocks of 128-bit
+// lanes, then the lanes across registers (after the second stage r[4i + j]'s lane L holds column 4L + j of
+// rows 4i..4i+3).
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int j = 0; j < 4; ++j) {
+    const __m512 u = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), w = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
+    const __m512 u2 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd), w2 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
+    t[j] = _mm512_shuffle_f32x4(u, w, 0x88);
+    t[8 + j] = _mm512_shuffle_f32x4(u, w, 0xdd);
+    t[4 + j] = _mm512_shuffle_f32x4(u2, w2, 0x88);
+    t[12 + j] = _mm512_shuffle_f32x4(u2, w2, 0xdd);
+  }
+  for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+#endif
+
+// The transposed tiles: [cols_p][rows_p], zero outside rows x Dh. With AVX-512, in 16 x 16 blocks
+// transposed in registers (a scalar scatter with a stride of rows_p was a third of the kernels' own time).
 void load_heads_transposed(float* dst, size_t stride, const float* src, int64_t ld, int rows, int H, int Dh,
                            int rows_p, int cols_p) {
+#if defined(__AVX512F__)
+  for (int h = 0; h < H; ++h)
+    for (int i0 = 0; i0 < rows_p; i0 += 16) {
+      const __mmask16 keep_rows = static_cast<__mmask16>((1u << std::min(16, rows_p - i0)) - 1);
+      for (int c0 = 0; c0 < cols_p; c0 += 16) {
+        const __mmask16 cols = static_cast<__mmask16>((1u << std::clamp(Dh - c0, 0, 16)) - 1);
+        __m512 r[16];
+        for (int i = 0; i < 16; ++i)
+          r[i] = i0 + i < rows ? _mm512_maskz_loadu_ps(cols, src + (i0 + i) * ld + h * Dh + c0) : _mm512_setzero_ps();
+        transpose16(r);
+        float* d = dst + h * stride + static_cast<size_t>(c0) * rows_p + i0;
+        for (int c = 0; c < 16 && c0 + c < cols_p; ++c) _mm512_mask_storeu_ps(d + c * rows_p, keep_rows, r[c]);
+      }
+    }
+#else
   for (int h = 0; h < H; ++h) std::fill(dst + h * stride, dst + h * stride + static_cast<size_t>(cols_p) * rows_p, 0.0f);
   for (int i = 0; i < rows; ++i)
     for (int h = 0; h < H; ++h) {
@@ -89,7 +161,11 @@ void load_heads_transposed(float* dst, size_t stride, const float* src, int64_t 
       const float* r = src + i * ld + h * Dh;
       for (int j = 0; j < Dh; ++j) d[j * rows_p] = r[j];
     }
+#endif
 }
+#if defined(__AVX512F__)
+#pragma GCC diagnostic pop
+#endif
 // Rows of `cols` columns of a [rows][cols_p] tile into dst (stride ld).
 void store_tile(float* dst, int64_t ld, const float* src, int rows, int cols, int cols_p) {
   for (int i = 0; i < rows; ++i) {
@@ -183,7 +259,7 @@ void attention_forward(const KernelContext& ctx, const AttentionForwardArgs& a) 
     const int klen = key_length(key_lengths, b, Tk);
     for (int h = 0; h < H; ++h) {
       const int64_t task = int64_t{b} * H + h;
-      tile_gemm(s, t.TkP, qs + h * t.qd(), t.DhP, 1, kt + h * t.kd(), t.TkP, t.TqP, t.TkP, Dh);  // S = Q K^T
+      tile_gemm(s, t.TkP, qs + h * t.qd(), t.DhP, 1, kt + h * t.kd(), t.TkP, Tq, t.TkP, Dh);  // S = Q K^T
       float* saved = probs + task * Tq * Tk;
       if (p > 0.0f) dropout_factors(factors, mask ? mask + task * Tq * Tk : nullptr, task * Tq * Tk, Tq * Tk, p, key);
       for (int i = 0; i < Tq; ++i) {
@@ -209,9 +285,8 @@ void attention_forward(const KernelContext& ctx, const AttentionForwardArgs& a) 
           for (int j = 0; j < t.TkP; ++j) row[j] *= inv;
         }
       }
-      // Padded query rows of S hold Q = 0 scores; their context rows are never stored. Keys past the
-      // sentence have weight exactly 0, so the product stops at klen.
-      tile_gemm(cs, t.DhP, s, t.TkP, 1, vs + h * t.kd(), t.DhP, t.TqP, t.DhP, klen);  // ctx = W V
+      // Keys past the sentence have weight exactly 0, so the product stops at klen.
+      tile_gemm(cs, t.DhP, s, t.TkP, 1, vs + h * t.kd(), t.DhP, Tq, t.DhP, klen);  // ctx = W V
       store_tile(out + int64_t{b} * Tq * ldc + h * Dh, ldc, cs, Tq, Dh, t.DhP);
     }
   }
@@ -260,7 +335,6 @@ void attention_backward(const KernelContext& ctx, const AttentionBackwardArgs& a
       if (p > 0.0f) {
         if (mask) mask_factors(factors, mask + task * Tq * Tk, Tq * Tk, p);
         else dropout_factors(factors, nullptr, task * Tq * Tk, Tq * Tk, p, key);
-        std::fill(ws + Tq * t.TkP, ws + t.qk(), 0.0f);
         for (int i = 0; i < Tq; ++i) {
           float* row = ws + i * t.TkP;
           const float* f = factors + i * Tk;
@@ -270,8 +344,8 @@ void attention_backward(const KernelContext& ctx, const AttentionBackwardArgs& a
         }
         w = ws;
       }
-      tile_gemm(ds, t.TkP, dch, t.DhP, 1, vt + h * t.kd(), t.TkP, t.TqP, t.TkP, Dh);  // dW = dctx V^T
-      tile_gemm(dvs, t.DhP, w, 1, t.TkP, dch, t.DhP, t.TkP, t.DhP, Tq);               // dV = W^T dctx
+      tile_gemm(ds, t.TkP, dch, t.DhP, 1, vt + h * t.kd(), t.TkP, Tq, t.TkP, Dh);  // dW = dctx V^T
+      tile_gemm(dvs, t.DhP, w, 1, t.TkP, dch, t.DhP, Tk, t.DhP, Tq);             // dV = W^T dctx
       for (int i = 0; i < Tq; ++i) {
         float* g = ds + i * t.TkP;
         const float* pr = ps + i * t.TkP;
@@ -285,8 +359,8 @@ void attention_backward(const KernelContext& ctx, const AttentionBackwardArgs& a
 #pragma omp simd
         for (int j = 0; j < t.TkP; ++j) g[j] = scale * pr[j] * (g[j] - dot);
       }
-      tile_gemm(dqs, t.DhP, ds, t.TkP, 1, ks + h * t.kd(), t.DhP, t.TqP, t.DhP, Tk);  // dQ = dS K
-      tile_gemm(dks, t.DhP, ds, 1, t.TkP, qh, t.DhP, t.TkP, t.DhP, Tq);               // dK = dS^T Q
+      tile_gemm(dqs, t.DhP, ds, t.TkP, 1, ks + h * t.kd(), t.DhP, Tq, t.DhP, Tk);  // dQ = dS K
+      tile_gemm(dks, t.DhP, ds, 1, t.TkP, qh, t.DhP, Tk, t.DhP, Tq);             // dK = dS^T Q
       store_tile(dq + int64_t{b} * Tq * lddq + h * Dh, lddq, dqs, Tq, Dh, t.DhP);
       store_tile(dk + int64_t{b} * Tk * lddk + h * Dh, lddk, dks, Tk, Dh, t.DhP);
       store_tile(dv + int64_t{b} * Tk * lddv + h * Dh, lddv, dvs, Tk, Dh, t.DhP);
