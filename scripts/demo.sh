@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's main job, on a fresh Debian 12 machine: install the packages, build tt, then
 #   1. unpack the bundled Multi30k (data/multi30k, checksums checked) and train a joint SentencePiece model
-#   2. train a `tiny` Transformer English->German for a fixed number of steps (reproducible from --seed),
-#      validating (loss, greedy BLEU) as it goes
+#   2. train a `tiny` Transformer English->German for 3,600 steps (reproducible from --seed) or 10 minutes,
+#      whichever comes first, validating (loss, greedy BLEU) as it goes
 #   3. average the last checkpoints (tt-average), translate test2016 greedy and with beam 4 (tt-translate)
 #   4. score both with tt-bleu (BLEU, chrF), dump and render the attention of one sentence (tt-attnviz)
 #   5. draw the learning curve (SVG) and print a summary of where everything is
@@ -51,16 +51,15 @@ out=$(cd "$out" && pwd)
 # the inverse-square-root schedule with a peak learning rate (what short runs on small data want).
 vocab=8000 batch_tokens=2048 lr=0.0015 warmup=400 valid_every=400 save_every=100 dropout=0.1
 # bf16 products where the CPU has them and they are faster (AVX512-BF16 on a Zen 4, AMX; not an Intel Xeon
-# without AMX, where they are slower than fp32): on a Zen 4, 3,600 bf16 steps took 8.1 min and 3,000 fp32
-# steps 9.8 (validation BLEU still rising at the end), and bf16 stayed within 0.2 test BLEU of fp32 at equal
-# steps. A checkpoint every 100 steps: the last 5 averaged span 400 steps, not 1,600.
-# tt-train --precision auto decides; the step count depends on its pick, so a one-step synthetic run asks it.
+# without AMX, where they are slower than fp32): tt-train --precision auto decides, asked once by a one-step
+# synthetic run so that the summary can name the pick. 3,600 steps, or 10 minutes where that comes first
+# (validation BLEU is still rising at the end): on a Zen 4, 3,600 bf16 steps took 8.1 min (fp32 would stop
+# near 3,000), on an Intel Xeon without AMX 3,000 fp32 steps took 6.9 min; bf16 stayed within 0.2 test BLEU
+# of fp32 at equal steps. A checkpoint every 100 steps: the last 5 averaged span 400 steps, not 1,600.
 precision=$(tt-train --preset tiny --d-model 32 --d-ff 64 --heads 2 --layers 1 --vocab-size 30 --threads 1 \
   --synthetic-steps 1 --batch-size 4 --src-len 6 --tgt-len 6 --precision auto -q |
   grep -o '"precision":"[a-z0-9]*"' | cut -d'"' -f4)
-default_steps=3000
-[[ $precision == bf16 ]] && default_steps=3600
-max_steps=${steps:-$default_steps}
+max_steps=${steps:-3600} time_limit=10m
 if ((quick)); then
   vocab=1000 batch_tokens=2048 warmup=60 valid_every=100
   max_steps=${steps:-200}
@@ -84,13 +83,14 @@ if ((lines > 0 && lines < 1000)); then vocab=300; fi  # a few hundred lines hold
 run tt-tokenize train --input "$d/train.en" "$d/train.de" --model-prefix "$d/spm" --vocab-size "$vocab" \
   --model-type unigram --character-coverage 1.0 --threads "$threads" --quiet
 
-say "2. train a tiny Transformer en->de ($max_steps steps, $precision products)"
+say "2. train a tiny Transformer en->de ($max_steps steps or $time_limit, $precision products)"
 started=$(date +%s)
 run tt-train --preset tiny --dropout "$dropout" --spm "$d/spm.model" --train "$d/train.en" "$d/train.de" --valid "$d/val.en" "$d/val.de" \
-  --batch-tokens "$batch_tokens" --lr "$lr" --warmup-steps "$warmup" --max-steps "$max_steps" \
+  --batch-tokens "$batch_tokens" --lr "$lr" --warmup-steps "$warmup" --max-steps "$max_steps" --time-limit "$time_limit" \
   --valid-every "$valid_every" --save-every "$save_every" --keep-last 5 --precision "$precision" \
   --threads "$threads" --seed 1 -o "$out/run"
 train_minutes=$(awk -v s="$started" -v e="$(date +%s)" 'BEGIN { printf "%.1f", (e - s) / 60 }')
+trained_steps=$(grep '"type":"end"' "$out/run/log.jsonl" | grep -o '"step":[0-9]*' | cut -d: -f2)
 
 say "3. average the last checkpoints, translate test2016"
 run tt-average --last 5 "$out/run" -o "$out/model" --force
@@ -123,7 +123,7 @@ say "summary"
 read -r gb gc <<<"$greedy"
 read -r bb bc <<<"$beam"
 cat <<SUMMARY
-tiny Transformer, Multi30k en->de, $max_steps steps ($precision) in $train_minutes min on $threads threads ($(nproc) cores:
+tiny Transformer, Multi30k en->de, $trained_steps steps ($precision) in $train_minutes min on $threads threads ($(nproc) cores:
 $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))
   test2016, greedy, averaged model:  BLEU $gb  chrF $gc
   test2016, beam 4, averaged model:  BLEU $bb  chrF $bc
