@@ -268,6 +268,7 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
     for (int t = 0; t < nt; ++t) streams_.emplace_back(engine_);
     scratch_.resize(static_cast<size_t>(nt));
     tiles_.resize(static_cast<size_t>(nt));
+    memories_.resize(static_cast<size_t>(nt));
   }
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
@@ -334,17 +335,17 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
   {
     const int t = omp_get_thread_num();
     try {
-      // One set of memory objects per thread and kernel, re-pointed per tile (creating them per tile cost
-      // about as much as a small tile's product).
-      memory scratch;
-      if (scratch_bytes > 0)
-        scratch = memory(memory::desc({static_cast<int64_t>(scratch_bytes)}, dt::u8, memory::dims{1}), engine_,
-                         scratch_[static_cast<size_t>(t)].data());
+      ThreadMemories& mem = memories_[static_cast<size_t>(t)];
+      std::vector<char>& scratch_buffer = scratch_[static_cast<size_t>(t)];
+      if (scratch_bytes > 0 && (!mem.scratch || mem.scratch.get_data_handle() != scratch_buffer.data() ||
+                                mem.scratch.get_desc().get_size() < scratch_bytes))
+        mem.scratch = memory(memory::desc({static_cast<int64_t>(scratch_buffer.size())}, dt::u8, memory::dims{1}),
+                             engine_, scratch_buffer.data());
       float* c = tiles_[static_cast<size_t>(t)].data();
       Kernel* bound = nullptr;  // what args are set up for: this kernel on block bound_block's weights
       size_t bound_block = SIZE_MAX;
       memory am, cm;
-      std::unordered_map<int, memory> args;
+      std::unordered_map<int, memory>& args = mem.args;
 #pragma omp for schedule(static)
       for (int item = 0; item < items; ++item) {
         const size_t bi = static_cast<size_t>(item / n_tiles);
@@ -353,10 +354,15 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         const size_t ki = 2 * bi + (tile.height == heights[0] ? 0 : 1);
         Kernel* k = kernels[ki];
         if (k != bound || bi != bound_block) {
-          am = memory(k->a_md, engine_, nullptr);
-          cm = memory(k->c_md, engine_, c);
-          args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, operands[ki]}, {DNNL_ARG_DST, cm}};
-          if (scratch_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
+          auto [io, made] = mem.io.try_emplace(k);
+          if (made) io->second = {memory(k->a_md, engine_, nullptr), memory(k->c_md, engine_, nullptr)};
+          am = io->second.first;
+          cm = io->second.second;
+          args[DNNL_ARG_SRC] = am;
+          args[DNNL_ARG_WEIGHTS] = operands[ki];
+          args[DNNL_ARG_DST] = cm;
+          if (scratch_bytes > 0) args[DNNL_ARG_SCRATCHPAD] = mem.scratch;
+          else args.erase(DNNL_ARG_SCRATCHPAD);
           bound = k;
           bound_block = bi;
         }
@@ -382,6 +388,7 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
                         sizeof(float) * static_cast<size_t>(b.width));
         }
       }
+      args[DNNL_ARG_WEIGHTS] = memory();  // a packed block dropped from the store is not kept alive here
     } catch (const dnnl::error& e) {
 #pragma omp critical(tt_packed_gemm)
       failure = e.what();

@@ -173,6 +173,16 @@ class PackedGemm {
   std::vector<std::vector<char>> scratch_;  // per thread
   std::vector<std::vector<float>> tiles_;   // per thread: the dense [height, width] output tile (f32 or s32)
   std::vector<dnnl::stream> streams_;       // per thread
+  // Per thread, kept across calls and re-pointed at each tile's data: the oneDNN memory objects of A and C
+  // for each kernel (Kernel pointers live as long as this object), the scratch memory over scratch_[t],
+  // and the argument map. Made per call, they cost a dozen allocations per product and thread, as much as
+  // a decoding step's small products.
+  struct ThreadMemories {
+    std::map<const Kernel*, std::pair<dnnl::memory, dnnl::memory>> io;
+    dnnl::memory scratch;
+    std::unordered_map<int, dnnl::memory> args;
+  };
+  std::vector<ThreadMemories> memories_;
 };
 
 }  // namespace tt::backend::cpu
