@@ -1,9 +1,9 @@
 // The precision of training's matrix products. bf16 operands with fp32 accumulation need bf16
 // instructions (oneDNN's effective ISA avx512_core_bf16 or AMX on a CPU); without them training is
 // refused rather than silently run in fp32. "auto" takes bf16 only where it is also clearly faster: the
-// instructions alone do not say so (an Intel Xeon without AMX runs bf16 dot products at half the rate of
-// its two FMA ports, so its bf16 products are slower than fp32; a Zen 4 or an AMX Xeon runs them 2-7x
-// faster), so auto times one product both ways on the device itself.
+// instructions alone do not say so (on an Intel Xeon with AVX512-BF16 but no AMX, oneDNN's bf16 products
+// ran at 0.57x fp32's speed; on a Zen 4 about 2x, with AMX 3-7x), so auto times one product both ways on
+// the device itself.
 #pragma once
 
 #include <string>
