@@ -205,14 +205,15 @@ void mask_factors(float* f, const uint8_t* mask, int n, float p) {
   std::fill(f + n, f + n + kCols, 0.0f);
 }
 
+// Tile sizes. Columns are padded to whole vectors (the products' N, the softmax rows); query rows are not
+// (tile_gemm takes any row count), so a query tile has exactly Tq rows.
 struct Tiles {
-  int Tq, Tk, Dh, TqP, TkP, DhP;
+  int Tq, Tk, Dh, TkP, DhP;
   Tiles(int tq, int tk, int dh)
-      : Tq(tq), Tk(tk), Dh(dh), TqP(round_up(tq, kRows)), TkP(round_up(tk, std::max(kCols, kRows))),
-        DhP(round_up(dh, kCols)) {}
-  size_t qd() const { return static_cast<size_t>(TqP) * DhP; }
+      : Tq(tq), Tk(tk), Dh(dh), TkP(round_up(tk, std::max(kCols, kRows))), DhP(round_up(dh, kCols)) {}
+  size_t qd() const { return static_cast<size_t>(Tq) * DhP; }
   size_t kd() const { return static_cast<size_t>(TkP) * DhP; }
-  size_t qk() const { return static_cast<size_t>(TqP) * TkP; }
+  size_t qk() const { return static_cast<size_t>(Tq) * TkP; }
 };
 
 int key_length(const int32_t* key_lengths, int b, int Tk) {
@@ -247,13 +248,13 @@ void attention_forward(const KernelContext& ctx, const AttentionForwardArgs& a) 
   const float neg_inf = -std::numeric_limits<float>::infinity();
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int b = 0; b < B; ++b) {
-    float* qs = scratch + per_thread * static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0);  // H x [TqP][DhP]
+    float* qs = scratch + per_thread * static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0);  // H x [Tq][DhP]
     float* kt = qs + H * t.qd();  // H x [DhP][TkP]
     float* vs = kt + H * t.kd();  // H x [TkP][DhP]
-    float* s = vs + H * t.kd();   // [TqP][TkP] scores, then weights
-    float* cs = s + t.qk();       // [TqP][DhP]
+    float* s = vs + H * t.kd();   // [Tq][TkP] scores, then weights
+    float* cs = s + t.qk();       // [Tq][DhP]
     float* factors = cs + t.qd();  // [Tq][Tk] dropout factors (p > 0), then kCols of slack
-    load_heads(qs, t.qd(), q + int64_t{b} * Tq * ldq, ldq, Tq, H, Dh, t.TqP, t.DhP);
+    load_heads(qs, t.qd(), q + int64_t{b} * Tq * ldq, ldq, Tq, H, Dh, Tq, t.DhP);
     load_heads_transposed(kt, t.kd(), k + int64_t{b} * Tk * ldk, ldk, Tk, H, Dh, t.TkP, t.DhP);
     load_heads(vs, t.kd(), v + int64_t{b} * Tk * ldv, ldv, Tk, H, Dh, t.TkP, t.DhP);
     const int klen = key_length(key_lengths, b, Tk);
@@ -311,26 +312,26 @@ void attention_backward(const KernelContext& ctx, const AttentionBackwardArgs& a
   float* scratch = kernel_scratch(ctx, per_thread * static_cast<size_t>(nt));
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int b = 0; b < B; ++b) {
-    float* qs = scratch + per_thread * static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0);  // H x [TqP][DhP]
-    float* dcs = qs + H * t.qd();  // H x [TqP][DhP]
+    float* qs = scratch + per_thread * static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0);  // H x [Tq][DhP]
+    float* dcs = qs + H * t.qd();  // H x [Tq][DhP]
     float* ks = dcs + H * t.qd();  // H x [TkP][DhP]
     float* vt = ks + H * t.kd();   // H x [DhP][TkP]
-    float* dqs = vt + H * t.kd();  // [TqP][DhP]
+    float* dqs = vt + H * t.kd();  // [Tq][DhP]
     float* dks = dqs + t.qd();     // [TkP][DhP]
     float* dvs = dks + t.kd();     // [TkP][DhP]
-    float* ps = dvs + t.kd();      // [TqP][TkP] probs
-    float* ws = ps + t.qk();       // [TqP][TkP] weights after dropout
-    float* ds = ws + t.qk();       // [TqP][TkP] d(weights), then d(scores)
+    float* ps = dvs + t.kd();      // [Tq][TkP] probs
+    float* ws = ps + t.qk();       // [Tq][TkP] weights after dropout
+    float* ds = ws + t.qk();       // [Tq][TkP] d(weights), then d(scores)
     float* factors = ds + t.qk();
-    load_heads(qs, t.qd(), q + int64_t{b} * Tq * ldq, ldq, Tq, H, Dh, t.TqP, t.DhP);
-    load_heads(dcs, t.qd(), dctx + int64_t{b} * Tq * lddc, lddc, Tq, H, Dh, t.TqP, t.DhP);
+    load_heads(qs, t.qd(), q + int64_t{b} * Tq * ldq, ldq, Tq, H, Dh, Tq, t.DhP);
+    load_heads(dcs, t.qd(), dctx + int64_t{b} * Tq * lddc, lddc, Tq, H, Dh, Tq, t.DhP);
     load_heads(ks, t.kd(), k + int64_t{b} * Tk * ldk, ldk, Tk, H, Dh, t.TkP, t.DhP);
     load_heads_transposed(vt, t.kd(), v + int64_t{b} * Tk * ldv, ldv, Tk, H, Dh, t.TkP, t.DhP);
     for (int h = 0; h < H; ++h) {
       const int64_t task = int64_t{b} * H + h;
       const float* qh = qs + h * t.qd();
       const float* dch = dcs + h * t.qd();
-      load_heads(ps, 0, probs + task * Tq * Tk, Tk, Tq, 1, Tk, t.TqP, t.TkP);
+      load_heads(ps, 0, probs + task * Tq * Tk, Tk, Tq, 1, Tk, Tq, t.TkP);
       const float* w = ps;
       if (p > 0.0f) {
         if (mask) mask_factors(factors, mask + task * Tq * Tk, Tq * Tk, p);
