@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   {
     const int64_t n = 7600000;
     auto p = filled(n), m = filled(n), v = filled(n), g = filled(n);
-    double s = time_it([&] { be->adam_step(p.data(), m.data(), v.data(), g.data(), n, 1e-3f, 0.9f, 0.98f, 1e-9f, 0.0f, 10); });
+    double s = time_it([&] { be->adam_step(p.data(), m.data(), v.data(), g.data(), n, 1e-3f, 0.9f, 0.98f, 1e-9f, 0.0f, 10, nullptr); });
     std::printf("adam n=%ld  %8.1f us (%.1f GB/s)\n", long(n), s * 1e6, 20.0 * n / s * 1e-9);
   }
   return 0;

@@ -127,6 +127,10 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
   void hold_bf16_weights(const float* v, int64_t n) override {
     timed("hold_bf16_weights " + std::to_string(n), 0, [&] { inner_.hold_bf16_weights(v, n); });
   }
+  void hold_written_bf16_weights(const float* v, int64_t n) override {
+    timed("hold_written_bf16_weights " + std::to_string(n), 0, [&] { inner_.hold_written_bf16_weights(v, n); });
+  }
+  uint16_t* bf16_weights_to_write(int64_t n) override { return inner_.bf16_weights_to_write(n); }
   void release_bf16_weights() override { inner_.release_bf16_weights(); }
   void keep_bf16_operand(const float* v, int64_t n) override { inner_.keep_bf16_operand(v, n); }
   void forget_bf16_operand(const float* v) override { inner_.forget_bf16_operand(v); }
@@ -240,8 +244,9 @@ class TimingBackend final : public Backend, public tt::backend::Bf16Storage {
   }
   void log_softmax(float* x, int64_t N, int V) override { inner_.log_softmax(x, N, V); }
   void adam_step(float* p, float* m, float* v, const float* g, int64_t n, float lr, float b1, float b2, float eps,
-                 float wd, int64_t step) override {
-    timed("adam_step " + std::to_string(n), 0, [&] { inner_.adam_step(p, m, v, g, n, lr, b1, b2, eps, wd, step); });
+                 float wd, int64_t step, uint16_t* p16) override {
+    timed(std::string(p16 ? "adam_step+bf16 " : "adam_step ") + std::to_string(n), 0,
+          [&] { inner_.adam_step(p, m, v, g, n, lr, b1, b2, eps, wd, step, p16); });
   }
   void gather_rows(float* d, const float* s, const int32_t* idx, int64_t N, int64_t D) override {
     inner_.gather_rows(d, s, idx, N, D);

@@ -157,6 +157,13 @@ class Backend {
   // caller must not change the values while the copy is held (the trainer holds it for one step's
   // forward and backward, then releases it before the optimizer updates the weights).
   virtual void hold_bf16_weights(const float* /*values*/, int64_t /*n*/) {}
+  // The copy written by the optimizer instead (one pass over the weights instead of two): where this
+  // backend would hold a bf16 copy of n weights, the buffer for it, which the optimizer fills as it updates
+  // them (adam_step's param_bf16); null where it holds none. Not while weights are held.
+  virtual uint16_t* bf16_weights_to_write(int64_t /*n*/) { return nullptr; }
+  // As hold_bf16_weights, adopting the copy the caller wrote into bf16_weights_to_write's buffer after the
+  // values' last change instead of converting them (the CPU backend checks a sample of it).
+  virtual void hold_written_bf16_weights(const float* values, int64_t n) { hold_bf16_weights(values, n); }
   // Also forgets every kept operand (below).
   virtual void release_bf16_weights() {}
   // Operands used by more than one product (no effect unless bf16 weights are held, i.e. inside a training
@@ -258,8 +265,9 @@ class Backend {
   // ---- optimizer ----------------------------------------------------------------------------------------
   // Adam (Kingma & Ba) with bias correction, step >= 1: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
   // param -= lr * (m / (1 - b1^step)) / (sqrt(v / (1 - b2^step)) + eps).  Decoupled weight decay if > 0.
+  // param_bf16: null, or [n] receiving the updated param rounded to bf16 (bf16_weights_to_write).
   virtual void adam_step(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1,
-                         float beta2, float eps, float weight_decay, int64_t step) = 0;
+                         float beta2, float eps, float weight_decay, int64_t step, uint16_t* param_bf16) = 0;
 
   // ---- layout -------------------------------------------------------------------------------------------
   // Copy rows: dst[i, :] = src[index[i], :] for i < N (beam reordering of KV caches). D columns.

@@ -2,30 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
+#include "util/bf16.h"
 #include "util/error.h"
 
 namespace tt::backend {
 
-namespace {
-
-// As the CPU kernels round (backend/cpu/kernels/bf16_row.h): nearest even; a NaN stays a quiet NaN.
-uint16_t to_bf16(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-float from_bf16(uint16_t b) {
-  const uint32_t u = uint32_t{b} << 16;
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
-
-}  // namespace
+using util::from_bf16;
+using util::to_bf16;
 
 QuantizedWeight QuantizedWeight::quantize(MatmulPrecision type, const float* w, int N, int K, int64_t ldw) {
   QuantizedWeight q;

@@ -14,8 +14,9 @@ struct AdamHyper {
 };
 
 // One Adam step (bias-corrected for `step` >= 1) of param from grad, updating the moments m and v in place.
-// All four are f32 with the same element count on the same backend.
+// All four are f32 with the same element count on the same backend. param_bf16: null, or the backend's
+// buffer (Backend::bf16_weights_to_write) receiving the updated param rounded to bf16 in the same pass.
 void adam_step(const tensor::Tensor& param, const tensor::Tensor& m, const tensor::Tensor& v,
-               const tensor::Tensor& grad, const AdamHyper& hyper, int64_t step);
+               const tensor::Tensor& grad, const AdamHyper& hyper, int64_t step, uint16_t* param_bf16 = nullptr);
 
 }  // namespace tt::ops

@@ -16,11 +16,12 @@ Adam::Adam(const nn::ParameterSet& params, AdamOptions options) : options_(optio
   v_ = tensor::Tensor::zeros(params.values().backend(), params.values().shape());
 }
 
-void Adam::step(const nn::ParameterSet& params, float lr) {
+void Adam::step(const nn::ParameterSet& params, float lr, uint16_t* bf16_copy) {
   TT_CHECK_MSG(params.values().numel() == m_.numel(), "Adam used with a different parameter set");
   ++steps_;
   ops::adam_step(params.values(), m_, v_, params.grads(),
-                 ops::AdamHyper{lr, options_.beta1, options_.beta2, options_.eps, options_.weight_decay}, steps_);
+                 ops::AdamHyper{lr, options_.beta1, options_.beta2, options_.eps, options_.weight_decay}, steps_,
+                 bf16_copy);
 }
 
 void Adam::load_state(const std::vector<float>& m, const std::vector<float>& v, int64_t steps) {

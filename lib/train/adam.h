@@ -24,8 +24,9 @@ class Adam {
   explicit Adam(const nn::ParameterSet& params, AdamOptions options = {});
 
   // One update of every parameter from its accumulated gradient; the step count goes up by one first,
-  // so the first call uses bias correction for step 1. Does not zero the gradients.
-  void step(const nn::ParameterSet& params, float lr);
+  // so the first call uses bias correction for step 1. Does not zero the gradients. bf16_copy: null, or
+  // where to write the updated weights rounded to bf16 (Backend::bf16_weights_to_write), in the same pass.
+  void step(const nn::ParameterSet& params, float lr, uint16_t* bf16_copy = nullptr);
 
   int64_t steps() const { return steps_; }
   const AdamOptions& options() const { return options_; }

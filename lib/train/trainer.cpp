@@ -18,11 +18,13 @@ namespace tt::train {
 namespace {
 
 // The weights' bf16 copy for one step's forward and backward (Backend::hold_bf16_weights; nothing in
-// fp32), released before the optimizer changes the weights, also when the step throws.
+// fp32), released before the optimizer changes the weights, also when the step throws. written: the
+// previous step's optimizer wrote the copy (Backend::bf16_weights_to_write), so none is made here.
 class Bf16WeightsHold {
  public:
-  Bf16WeightsHold(backend::Backend& backend, const tensor::Tensor& values) : backend_(backend) {
-    backend_.hold_bf16_weights(values.f32(), values.numel());
+  Bf16WeightsHold(backend::Backend& backend, const tensor::Tensor& values, bool written) : backend_(backend) {
+    if (written) backend_.hold_written_bf16_weights(values.f32(), values.numel());
+    else backend_.hold_bf16_weights(values.f32(), values.numel());
   }
   ~Bf16WeightsHold() { backend_.release_bf16_weights(); }
   Bf16WeightsHold(const Bf16WeightsHold&) = delete;
@@ -127,7 +129,7 @@ StepStats Trainer::step() {
   nn::ParameterSet& params = model_.params();
   params.zero_grad();
   const float grad_scale = 1.0f / static_cast<float>(std::max<int64_t>(stats.tokens, 1));
-  std::optional<Bf16WeightsHold> bf16_weights(std::in_place, model_.backend(), params.values());
+  std::optional<Bf16WeightsHold> bf16_weights(std::in_place, model_.backend(), params.values(), bf16_copy_written_);
   for (const auto& [g, batch] : mine) {
     tensor::ArenaScope scope(arena_);
     const nn::LossStats loss = model_.forward_backward(
@@ -166,7 +168,10 @@ StepStats Trainer::step() {
       ops::scale(params.grads(), static_cast<float>(options_.clip_norm / stats.grad_norm));
   }
   stats.lr = schedule_.lr(stats.step);
-  adam_.step(params, static_cast<float>(stats.lr));
+  // The optimizer writes the next step's bf16 copy of the weights as it updates them (one pass, not two).
+  uint16_t* bf16_copy = model_.backend().bf16_weights_to_write(params.values().numel());
+  adam_.step(params, static_cast<float>(stats.lr), bf16_copy);
+  bf16_copy_written_ = bf16_copy != nullptr;
   if (average_) average_->update(params);
   model_.backend().synchronize();
   stats.seconds = seconds_since(t0);

@@ -63,7 +63,8 @@ class Trainer {
   Trainer(nn::Transformer& model, BatchSource& source, const TrainerOptions& options, dist::Communicator& comm);
 
   // One optimizer step. A loss or gradient that is not finite stops with a tt::Error naming the step
-  // (the parameters are left as they were before the step).
+  // (the parameters are left as they were before the step). Between steps, nothing else may change the
+  // weights (the average's swap puts them back exactly): in bf16 the optimizer wrote the next step's copy.
   StepStats step();
 
   int64_t steps() const { return adam_.steps(); }
@@ -95,6 +96,7 @@ class Trainer {
   Adam adam_;
   std::optional<WeightAverage> average_;
   tensor::Arena arena_;
+  bool bf16_copy_written_ = false;  // the last step's optimizer wrote the weights' bf16 copy
 };
 
 // Data parallel: every rank starts from rank 0's parameters (initialisation is deterministic and a loaded

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
@@ -169,4 +171,51 @@ TEST_CASE("bf16: a step saves the FFN hidden layer and attention's q, k, v, drop
     CHECK(fp32_saved.arena_bytes - bf16_saved.arena_bytes ==
           config.n_layers_enc * encoder + config.n_layers_dec * decoder);
   });
+}
+
+TEST_CASE("bf16: steps through the weights' copy the optimizer wrote give the bits of converting them",
+          "[trainer][bf16]") {
+  // From its second step a trainer adopts the bf16 copy its optimizer wrote while updating the weights; a
+  // fresh trainer (a resumed run) converts them instead. Three steps straight and one step, then a new
+  // trainer taking the optimizer's state for two more, must end on the same bits.
+  auto be = backend(true);
+  if (!be) {
+    WARN("no bf16 instructions on this processor: bf16 training not tested here");
+    return;
+  }
+  const auto config = with_dropout(tt::nn::NormPlacement::post);
+  auto train = [&](bool restart) {
+    tt::nn::Transformer model(config, *be);
+    model.init_parameters(5);
+    tt::train::SyntheticBatches source(config, tt::train::SyntheticTask::random, kB, kS, kT, 3);
+    auto first = std::make_unique<tt::train::Trainer>(model, source, tt::train::TrainerOptions{});
+    first->step();
+    if (restart) {
+      const auto m = first->optimizer().m().to_host_f32(), v = first->optimizer().v().to_host_f32();
+      first = std::make_unique<tt::train::Trainer>(model, source, tt::train::TrainerOptions{});
+      first->optimizer().load_state(m, v, 1);
+    }
+    first->step();
+    first->step();
+    return model.params().values().to_host_f32();
+  };
+  const auto straight = train(false), restarted = train(true);
+  CHECK(std::memcmp(straight.data(), restarted.data(), straight.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("bf16: weights changed after the optimizer wrote their copy are refused, not trained on stale",
+          "[trainer][bf16]") {
+  auto be = backend(true);
+  if (!be) {
+    WARN("no bf16 instructions on this processor: bf16 training not tested here");
+    return;
+  }
+  const auto config = tiny();
+  tt::nn::Transformer model(config, *be);
+  model.init_parameters(5);
+  tt::train::SyntheticBatches source(config, tt::train::SyntheticTask::random, kB, kS, kT, 3);
+  tt::train::Trainer trainer(model, source, {});
+  trainer.step();
+  model.params().values().zero();
+  CHECK_THROWS_WITH(trainer.step(), Catch::Contains("changed after the optimizer wrote their bf16 copy"));
 }

@@ -68,6 +68,8 @@ class CpuBackend final : public Backend, public Bf16Storage {
   void forget_packed(const float* values) override;
   void hold_bf16_weights(const float* values, int64_t n) override;
   void release_bf16_weights() override;
+  uint16_t* bf16_weights_to_write(int64_t n) override;
+  void hold_written_bf16_weights(const float* values, int64_t n) override;
   void keep_bf16_operand(const float* values, int64_t n) override;
   void forget_bf16_operand(const float* values) override;
   // bf16 storage (bf16_storage.h): itself, inside a bf16 training step (weights held).
@@ -186,8 +188,9 @@ class CpuBackend final : public Backend, public Bf16Storage {
   void log_softmax(float* x, int64_t N, int V) override {
     kernels_->log_softmax(ctx_, x, N, V);
   }
-  void adam_step(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step) override {
-    kernels_->adam_step(ctx_, param, m, v, grad, n, lr, beta1, beta2, eps, weight_decay, step);
+  void adam_step(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1, float beta2,
+                 float eps, float weight_decay, int64_t step, uint16_t* param_bf16) override {
+    kernels_->adam_step(ctx_, param, m, v, grad, n, lr, beta1, beta2, eps, weight_decay, step, param_bf16);
   }
   void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override {
     kernels_->gather_rows(ctx_, dst, src, index, N, D);

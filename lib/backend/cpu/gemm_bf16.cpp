@@ -7,6 +7,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/gemm_bf16.h"
 #include "backend/cpu/matmul_cache.h"
+#include "util/bf16.h"
 #include "util/error.h"
 
 namespace tt::backend::cpu {
@@ -66,6 +68,31 @@ void CpuBackend::hold_bf16_weights(const float* values, int64_t n) {
   kernels_->convert_to_bf16(ctx_, g.weights_bf16.data(), values, 1, 1, 1, n, MatrixStrides{n, n, n});
   g.weights = values;
   g.weights_n = n;
+}
+
+uint16_t* CpuBackend::bf16_weights_to_write(int64_t n) {
+  if (precision_ != MatmulPrecision::bf16) return nullptr;
+  if (!bf16_) bf16_ = std::make_unique<Bf16Gemm>();
+  if (bf16_->weights) throw InternalError("bf16_weights_to_write while the weights are held");
+  if (bf16_->weights_bf16.size() < static_cast<size_t>(n)) bf16_->weights_bf16.resize(static_cast<size_t>(n));
+  return bf16_->weights_bf16.data();
+}
+
+void CpuBackend::hold_written_bf16_weights(const float* values, int64_t n) {
+  if (precision_ != MatmulPrecision::bf16) return;
+  if (!bf16_ || bf16_->weights_bf16.size() < static_cast<size_t>(n))
+    throw InternalError("hold_written_bf16_weights without a written copy");
+  // A sample, so that weights changed after the copy was written (a caller breaking the contract) fail
+  // loudly instead of training on stale products.
+  const uint16_t* copy = bf16_->weights_bf16.data();
+  for (int64_t k = 0, samples = std::min<int64_t>(n, 257); k < samples; ++k) {
+    const int64_t i = samples > 1 ? k * (n - 1) / (samples - 1) : 0;
+    if (util::to_bf16(values[i]) != copy[i])
+      throw InternalError("the weights changed after the optimizer wrote their bf16 copy (element " +
+                          std::to_string(i) + ")");
+  }
+  bf16_->weights = values;
+  bf16_->weights_n = n;
 }
 
 void CpuBackend::release_bf16_weights() {

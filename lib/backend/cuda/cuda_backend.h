@@ -105,7 +105,7 @@ class CudaBackend final : public Backend {
 
   // adam.cu
   void adam_step(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1,
-                 float beta2, float eps, float weight_decay, int64_t step) override;
+                 float beta2, float eps, float weight_decay, int64_t step, uint16_t* param_bf16) override;
 
   // layout.cu
   void gather_rows(float* dst, const float* src, const int32_t* index, int64_t N, int64_t D) override;

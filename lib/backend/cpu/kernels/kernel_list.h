@@ -57,7 +57,7 @@
       uint16_t* grad16, const int32_t* targets, int64_t N, int V, float eps, int32_t ignore_id, float grad_scale)) \
   X(void, log_softmax, (const KernelContext& ctx, float* x, int64_t N, int V)) \
   X(void, adam_step, (const KernelContext& ctx, float* param, float* m, float* v, const float* grad, int64_t n, \
-      float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step)) \
+      float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step, uint16_t* param_bf16)) \
   /* not in backend.h: the bf16 products' operand conversion (gemm_bf16.cpp). y = bf16(x), x a [batch1, batch2] \
      grid of [rows, cols] matrices at strides s, y the same grid stored densely */ \
   X(void, convert_to_bf16, (const KernelContext& ctx, uint16_t* y, const float* x, int batch1, int batch2, \
