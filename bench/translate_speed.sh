@@ -11,9 +11,10 @@
 #   2. with MULTI30K_MODEL_DIR (a trained tt model directory carrying its SentencePiece model): Multi30k
 #      test2016, natural lengths (power length penalty, alpha 0.6, max length source + 50).
 # Prints, per case and engine, target tokens/s (every generated token including </s>, i.e. decoder steps
-# per sentence; decoding time = wall time of the process minus that of the same process on empty input,
-# i.e. without start-up and model load; best of the rounds), the tt/CTranslate2 ratio and each engine's
-# peak RSS. Ends with the CPU model and its vector flags.
+# per sentence; decoding time = wall time of the process minus that of the same process on the input's
+# first line alone, i.e. without start-up, model load and packing, which tt does at the first batch and
+# CTranslate2 before it; best of the rounds), the tt/CTranslate2 ratio, each engine's peak RSS and its
+# start-up (the one-line run's wall time, best of the rounds). Ends with the CPU model and its vector flags.
 # environment:
 #   ROUNDS=2 THREADS=2 BEAM=4 BATCH=32 N=256 LEN=32
 #   TT_TYPES="float32"    tt-translate --compute-type values to run (e.g. "float32 int8")
@@ -104,12 +105,12 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512|amx|avx_vnni)' | sort | tr '\n' ' ')
 echo "translate_speed: $cpu, $(nproc) CPUs, $threads threads, beam $beam, batch $batch, $rounds rounds; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-# run_tt LABEL ARGS...: tt-translate ARGS on empty input (start-up) and on bench's input, into its results
+# run_tt LABEL ARGS...: tt-translate ARGS on the first line (start-up) and on bench's input, into its results
 run_tt() {
   local label=$1
   shift
   echo "translate_speed: $name round $round: $label" >&2
-  local tt=("$py" "$work/run.py" "$work/out" "$work/empty" 1 "$bin/tt-translate" "$@") load full
+  local tt=("$py" "$work/run.py" "$work/out" "$work/first" 1 "$bin/tt-translate" "$@") load full
   load=$("${tt[@]}")
   tt[3]=$input
   full=$("${tt[@]}")
@@ -126,7 +127,7 @@ bench() {
   else
     tt_args+=(--length-penalty power --alpha 0.6 --max-len-a 1 --max-len-b 50)
   fi
-  : >"$work/empty"
+  head -n 1 "$input" >"$work/first"
   local results=$work/$name.jsonl
   : >"$results"
   for ((round = 1; round <= rounds; round++)); do
@@ -154,7 +155,7 @@ bench() {
         ((inter == 1)) || label+=" inter$inter"
         echo "translate_speed: $name round $round: $label" >&2
         local ct2=("$py" "$work/ct2.py" "$ct2_model" "$format" "$type" "$threads" "$inter" "$batch" "$beam" "$fixed" 0.6 1 50)
-        load=$("$py" "$work/run.py" "$work/out" "$work/empty" 0 "${ct2[@]}")
+        load=$("$py" "$work/run.py" "$work/out" "$work/first" 0 "${ct2[@]}")
         full=$("$py" "$work/run.py" "$work/out" "$input" 0 "${ct2[@]}")
         echo "{\"engine\": \"$label\", \"load\": $load, \"full\": $full}" >>"$results"
       done
@@ -166,10 +167,11 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 best = {}
 for r in rows:
     t = r['full']['wall'] - r['load']['wall']
-    tok_s = r['full']['tokens'] / t
-    e = best.setdefault(r['engine'], dict(tok_s=0, rss=0, all=[]))
+    tok_s = (r['full']['tokens'] - r['load']['tokens']) / t
+    e = best.setdefault(r['engine'], dict(tok_s=0, rss=0, all=[], start=float('inf')))
     e['all'].append(round(tok_s))
     e['tok_s'] = max(e['tok_s'], tok_s)
+    e['start'] = min(e['start'], r['load']['wall'])
     e['rss'] = max(e['rss'], r['full']['rss_mb'])
     e['tokens'] = r['full']['tokens']
 engines = list(best)
@@ -181,7 +183,7 @@ for name in engines:
         mine = [m for m in engines if m == kind or m.startswith(kind + ' ')]
         ratio = ''.join(f"  {m}/this {best[m]['tok_s'] / e['tok_s']:.2f}x" for m in mine)
     print(f"{sys.argv[2]:9} {name:24} {e['tok_s']:8.0f} tgt tok/s  (rounds: {', '.join(map(str, e['all']))}; "
-          f"{e['tokens']} tokens)  peak RSS {e['rss']:.0f} MB{ratio}")
+          f"{e['tokens']} tokens)  peak RSS {e['rss']:.0f} MB  start-up {e['start']:.2f} s{ratio}")
 EOF
 }
 
