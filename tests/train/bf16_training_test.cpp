@@ -91,13 +91,17 @@ Step bf16_step(tt::backend::Backend& be, const tt::nn::ModelConfig& config, bool
   return step;
 }
 
+// A bf16 backend, or null after a note where the processor has no bf16 instructions.
+std::unique_ptr<tt::backend::Backend> bf16_backend_or_note() {
+  auto be = backend(true);
+  if (!be) WARN("no bf16 instructions on this processor: bf16 training not tested here");
+  return be;
+}
+
 // check(backend, placement) for post-LN and pre-LN on a bf16 backend (a note where the CPU has none).
 void for_both_norms(const std::function<void(tt::backend::Backend&, tt::nn::NormPlacement)>& check) {
-  auto be = backend(true);
-  if (!be) {
-    WARN("no bf16 instructions on this processor: bf16 training not tested here");
-    return;
-  }
+  auto be = bf16_backend_or_note();
+  if (!be) return;
   for (const auto placement : {tt::nn::NormPlacement::post, tt::nn::NormPlacement::pre}) {
     INFO("norm " << name(placement));
     check(*be, placement);
@@ -178,11 +182,8 @@ TEST_CASE("bf16: steps through the weights' copy the optimizer wrote give the bi
   // From its second step a trainer adopts the bf16 copy its optimizer wrote while updating the weights; a
   // fresh trainer (a resumed run) converts them instead. Three steps straight and one step, then a new
   // trainer taking the optimizer's state for two more, must end on the same bits.
-  auto be = backend(true);
-  if (!be) {
-    WARN("no bf16 instructions on this processor: bf16 training not tested here");
-    return;
-  }
+  auto be = bf16_backend_or_note();
+  if (!be) return;
   const auto config = with_dropout(tt::nn::NormPlacement::post);
   auto train = [&](bool restart) {
     tt::nn::Transformer model(config, *be);
@@ -205,11 +206,8 @@ TEST_CASE("bf16: steps through the weights' copy the optimizer wrote give the bi
 
 TEST_CASE("bf16: weights changed after the optimizer wrote their copy are refused, not trained on stale",
           "[trainer][bf16]") {
-  auto be = backend(true);
-  if (!be) {
-    WARN("no bf16 instructions on this processor: bf16 training not tested here");
-    return;
-  }
+  auto be = bf16_backend_or_note();
+  if (!be) return;
   const auto config = tiny();
   tt::nn::Transformer model(config, *be);
   model.init_parameters(5);
