@@ -75,8 +75,9 @@ TEST_CASE("adam_step writes the updated weights' bf16 copy in the same pass", "[
     std::vector<uint16_t> bf16(static_cast<size_t>(n));
     std::memcpy(bf16.data(), words.data(), bf16.size() * sizeof(uint16_t));
     int64_t wrong = 0;
-    for (int64_t i = 0; i < n; ++i) wrong += bf16[i] != util::to_bf16(expect[i]);
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isnan(expect[i])) wrong += bf16[i] != util::to_bf16(expect[i]);
     CHECK(wrong == 0);
-    CHECK(std::isnan(util::from_bf16(bf16[17])));
+    CHECK(std::isnan(util::from_bf16(bf16[17])));  // a NaN (its payload is the device's own)
   });
 }
