@@ -104,9 +104,11 @@ PackedGemm::Source PackedGemm::source(const float* B, int64_t ldb, const Given& 
   Source from{B, ldb, {}, {}};
   for (const StoredWeight* part : given) from.stored.push_back(part->read());
   if (from.stored.empty() || type == Operands::f32 || from.stored.front().type != MatmulPrecision::fp32) return from;
-  if (from.stored.size() == 1) from.dense = std::move(from.stored.front().f32);  // one part: no copy
-  else
+  if (from.stored.size() == 1) {
+    from.dense = std::move(from.stored.front().f32);  // one part: no copy
+  } else {
     for (const QuantizedWeight& part : from.stored) from.dense.insert(from.dense.end(), part.f32.begin(), part.f32.end());
+  }
   from.stored.clear();
   from.B = from.dense.data();
   from.ldb = given.front()->K;
