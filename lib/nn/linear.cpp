@@ -9,7 +9,7 @@ namespace tt::nn {
 void Linear::declare_weight(ParameterSet& params, const std::string& prefix, int in, int out) {
   in_ = in;
   out_ = out;
-  w_index_ = params.declare(prefix + ".weight", tensor::Shape{out, in});
+  w_index_ = params.declare(prefix + ".weight", tensor::Shape{out, in}, GradientStart::overwritten);
 }
 
 void Linear::declare_bias(ParameterSet& params, const std::string& prefix) {
@@ -20,6 +20,7 @@ void Linear::declare_bias(ParameterSet& params, const std::string& prefix) {
 void Linear::bind(const ParameterSet& params) {
   w_ = params[w_index_].value;
   dw_ = params[w_index_].grad;
+  dw_first_ = params.first_write({w_index_});
   if (has_bias_) {
     b_ = params[b_index_].value;
     db_ = params[b_index_].grad;
@@ -30,7 +31,7 @@ void Linear::forward(const tensor::Tensor& y, const tensor::Tensor& x) const { o
 
 void Linear::backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,
                       bool accumulate_dx) const {
-  ops::linear_backward(dx, dw_, db_, dy, x, w_, accumulate_dx);
+  ops::linear_backward(dx, dw_, db_, dy, x, w_, accumulate_dx, /*accumulate_dw=*/!dw_first_.take());
 }
 
 void Linear::forward_without_bias(const tensor::Tensor& y, const tensor::Tensor& x) const {
@@ -39,7 +40,7 @@ void Linear::forward_without_bias(const tensor::Tensor& y, const tensor::Tensor&
 
 void Linear::backward_without_bias(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,
                                    bool accumulate_dx) const {
-  ops::linear_backward(dx, dw_, tensor::Tensor{}, dy, x, w_, accumulate_dx);
+  ops::linear_backward(dx, dw_, tensor::Tensor{}, dy, x, w_, accumulate_dx, /*accumulate_dw=*/!dw_first_.take());
 }
 
 void LinearGroup::bind(const ParameterSet& params, std::vector<const Linear*> members) {
@@ -68,6 +69,9 @@ void LinearGroup::bind(const ParameterSet& params, std::vector<const Linear*> me
     tensor::Shape ws{total_out_, first.in_};
     merged_.w_ = ops::view(params.values(), w0, ws);
     if (params.has_gradients()) merged_.dw_ = ops::view(params.grads(), w0, ws);
+    std::vector<size_t> weights;
+    for (const Linear* m : members_) weights.push_back(m->w_index_);
+    merged_.dw_first_ = params.first_write(std::move(weights));
     if (first.has_bias_) {
       const int64_t b0 = params[first.b_index_].offset;
       merged_.b_ = ops::view(params.values(), b0, tensor::Shape{total_out_});

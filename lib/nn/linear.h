@@ -31,7 +31,7 @@ class Linear {
 
   // x [..., in] -> y [..., out]
   void forward(const tensor::Tensor& y, const tensor::Tensor& x) const;
-  // dW += dy^T x, db += sum dy; dx = dy W (or += when accumulate_dx; skipped if dx undefined). Saved = x.
+  // dW += dy^T x (= on the step's first call after ParameterSet::zero_grad_lazily), db += sum dy; dx = dy W (or += when accumulate_dx; skipped if dx undefined). Saved = x.
   void backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,
                 bool accumulate_dx = false) const;
   // The same without the bias, for a caller whose fused kernel adds it (and takes its gradient) instead.
@@ -45,6 +45,7 @@ class Linear {
   size_t w_index_ = 0, b_index_ = 0;
   bool has_bias_ = false;
   tensor::Tensor w_, b_, dw_, db_;
+  FirstWrite dw_first_;  // dw_ is overwritten by the step's first backward (ParameterSet::zero_grad_lazily)
 };
 
 // Members share the input; output of N rows holds every member's output. fused(): [N, sum out] with member i

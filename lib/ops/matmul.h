@@ -13,11 +13,12 @@ namespace tt::ops {
 // it (ops::KeptBf16) until then.
 void linear_forward(const tensor::Tensor& y, const tensor::Tensor& x, const tensor::Tensor& w,
                     const tensor::Tensor& b);
-// dW[O, I] += dy^T · x, db[O] += column sums of dy (if db defined), and dx = dy · W (assigned, or added when
-// accumulate_dx; skipped when dx is undefined). dy may be bf16 as x may (then without db).
+// dW[O, I] += dy^T · x (assigned when !accumulate_dw), db[O] += column sums of dy (if db defined), and
+// dx = dy · W (assigned, or added when accumulate_dx; skipped when dx is undefined). dy may be bf16 as x may
+// (then without db).
 void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const tensor::Tensor& db,
                      const tensor::Tensor& dy, const tensor::Tensor& x, const tensor::Tensor& w,
-                     bool accumulate_dx = false);
+                     bool accumulate_dx = false, bool accumulate_dw = true);
 
 // c[M, N] = alpha · op(a) · op(b) + beta · c for 2-D tensors (op = transpose when the flag is set).
 void matmul(const tensor::Tensor& c, const tensor::Tensor& a, bool trans_a, const tensor::Tensor& b, bool trans_b,

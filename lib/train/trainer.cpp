@@ -127,7 +127,7 @@ StepStats Trainer::step() {
   stats.tokens = counts[0];
   stats.src_tokens = counts[1];
   nn::ParameterSet& params = model_.params();
-  params.zero_grad();
+  params.zero_grad_lazily();  // a Linear's first product overwrites its weight's gradient
   const float grad_scale = 1.0f / static_cast<float>(std::max<int64_t>(stats.tokens, 1));
   std::optional<Bf16WeightsHold> bf16_weights(std::in_place, model_.backend(), params.values(), bf16_copy_written_);
   for (const auto& [g, batch] : mine) {
@@ -137,6 +137,7 @@ StepStats Trainer::step() {
     stats.loss_sum += loss.loss_sum;
     stats.nll_sum += loss.nll_sum;
   }
+  params.finish_gradients();
   bf16_weights.reset();
   // Every bf16 operand a layer kept is released by its backward (ops::KeptBf16): one left alive now would
   // forget a range of the next step. Checked always; it costs one load.

@@ -3,6 +3,8 @@
 // future target tokens or source padding, determinism across runs and thread counts, and bad input.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <limits>
 #include <random>
 
 #include "backend/backend.h"
@@ -419,4 +421,51 @@ TEST_CASE("bad batches are clear errors", "[nn][transformer]") {
   auto invalid = c;
   invalid.heads = 3;
   CHECK_THROWS_AS(nn::Transformer(invalid, *be), ConfigError);
+}
+
+namespace {
+
+// The gradient of two batches accumulated in one step, after zero_grad() or after zero_grad_lazily() on
+// gradients a previous step left NaN (any first write that added instead of overwriting shows).
+std::vector<float> two_batch_gradient(nn::NormPlacement norm, bool shared, bool lazily) {
+  auto be = backend::make_backend("cpu", 1);
+  auto c = tiny_config(norm, nn::PositionKind::learned, shared);
+  c.dropout = 0.1f;
+  nn::Transformer model(c, *be);
+  model.init_parameters(3);
+  const nn::ParameterSet& params = model.params();
+  if (lazily) {
+    const std::vector<float> nan(size_t(params.flat_size()), std::numeric_limits<float>::quiet_NaN());
+    be->copy_from_host(params.grads().f32(), nan.data(), nan.size() * sizeof(float));
+    params.zero_grad_lazily();
+  } else {
+    params.zero_grad();
+  }
+  tensor::Arena arena(*be);
+  for (uint64_t g = 0; g < 2; ++g) {
+    tensor::ArenaScope scope(arena);
+    model.forward_backward(random_batch(c, 3, 5, 4, 11 + g), arena, nn::StepRng{1, 1, true, g}, 0.5f);
+  }
+  if (lazily) params.finish_gradients();
+  return params.grads().to_host_f32();
+}
+
+}  // namespace
+
+TEST_CASE("lazily zeroed gradients equal zeroed ones bit for bit, over two accumulated batches",
+          "[nn][transformer]") {
+  for (auto norm : {nn::NormPlacement::post, nn::NormPlacement::pre})
+    for (bool shared : {true, false}) {
+      INFO((norm == nn::NormPlacement::post ? "post-LN" : "pre-LN") << (shared ? ", shared" : ", separate"));
+      const std::vector<float> eager = two_batch_gradient(norm, shared, false);
+      const std::vector<float> lazy = two_batch_gradient(norm, shared, true);
+      REQUIRE(eager.size() == lazy.size());
+      int differ = 0, nonzero = 0;
+      for (size_t i = 0; i < eager.size(); ++i) {
+        differ += std::memcmp(&eager[i], &lazy[i], sizeof(float)) != 0;
+        nonzero += eager[i] != 0.0f;
+      }
+      CHECK(differ == 0);
+      CHECK(nonzero > int(eager.size()) / 2);  // a real gradient, not zeros on both sides
+    }
 }
