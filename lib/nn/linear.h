@@ -31,7 +31,8 @@ class Linear {
 
   // x [..., in] -> y [..., out]
   void forward(const tensor::Tensor& y, const tensor::Tensor& x) const;
-  // dW += dy^T x (= on the step's first call after ParameterSet::zero_grad_lazily), db += sum dy; dx = dy W (or += when accumulate_dx; skipped if dx undefined). Saved = x.
+  // dW += dy^T x (= on the step's first call after ParameterSet::zero_grad_lazily), db += sum dy; dx = dy W
+  // (or += when accumulate_dx; skipped if dx undefined). Saved = x.
   void backward(const tensor::Tensor& dx, const tensor::Tensor& dy, const tensor::Tensor& x,
                 bool accumulate_dx = false) const;
   // The same without the bias, for a caller whose fused kernel adds it (and takes its gradient) instead.

@@ -1,7 +1,7 @@
 // The named parameter registry. Every trainable tensor of the model is declared here by name
 // ("encoder.layers.0.self_attn.q_proj.weight"), then all values live in ONE flat buffer and all gradients
-// in another: the optimizer, gradient clipping, checkpoint averaging and zeroing each run as one kernel
-// over the whole model, and safetensors I/O walks the list in order.
+// in another: the optimizer, gradient clipping and checkpoint averaging each run as one kernel over the
+// whole model, and safetensors I/O walks the list in order.
 #pragma once
 
 #include <cstdint>
