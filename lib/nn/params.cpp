@@ -21,6 +21,7 @@ size_t ParameterSet::declare(const std::string& name, tensor::Shape shape, Gradi
 void ParameterSet::allocate(backend::Backend& backend, bool with_gradients) {
   values_ = tensor::Tensor::zeros(backend, tensor::Shape{total_});
   if (with_gradients) grads_ = tensor::Tensor::zeros(backend, tensor::Shape{total_});
+  zeroed_runs_.clear();
   int64_t zeroed_from = 0;
   for (auto& p : params_) {
     p.value = values_.slice_rows(p.offset, p.shape.numel()).reshape(p.shape);

@@ -26,14 +26,15 @@ int64_t extent(backend::MatrixStrides s, int batch1, int batch2, int rows, int c
 
 // linear_backward's products when dy is stored in bf16 (bf16 storage on; dy has no fp32 values to read).
 void linear_backward_stored_dy(const tensor::Tensor& dx, const tensor::Tensor& dw, const tensor::Tensor& dy,
-                               const tensor::Tensor& x, const tensor::Tensor& w, bool accumulate_dx, float dw_beta) {
+                               const tensor::Tensor& x, const tensor::Tensor& w, bool accumulate_dx,
+                               bool accumulate_dw) {
   const int64_t O = w.dim(0), I = w.dim(1), N = rows(x);
   backend::Bf16Storage& st = backend::bf16_storage_of(x.backend(), "linear_backward");
   const bool x16 = x.dtype() == tensor::DType::bf16;
   const void* xs = x16 ? static_cast<const void*>(x.bf16()) : x.f32();
   // dW[O, I] (+)= dy^T[O, N] · x[N, I]
   st.gemm_bf16_operand(true, false, static_cast<int>(O), static_cast<int>(I), static_cast<int>(N), 1.0f, dy.bf16(), O,
-                       true, xs, I, x16, dw_beta, dw.f32(), I);
+                       true, xs, I, x16, accumulate_dw ? 1.0f : 0.0f, dw.f32(), I);
   if (dx.defined()) {  // dx[N, I] (+)= dy[N, O] · W[O, I]
     TT_CHECK(dx.numel() == N * I);
     st.gemm_bf16_operand(false, false, static_cast<int>(N), static_cast<int>(I), static_cast<int>(O), 1.0f, dy.bf16(),
@@ -69,7 +70,6 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
   const int64_t O = w.dim(0), I = w.dim(1), N = rows(x);
   TT_CHECK_MSG(last_dim(dy) == O && rows(dy) == N && dw.shape() == w.shape(),
                "linear backward: dy " + dy.shape().str() + ", x " + x.shape().str() + ", W " + w.shape().str());
-  const float dw_beta = accumulate_dw ? 1.0f : 0.0f;
   if (N == 0) {
     if (!accumulate_dw) dw.zero();  // the empty sum, assigned
     return;
@@ -77,10 +77,11 @@ void linear_backward(const tensor::Tensor& dx, const tensor::Tensor& dw, const t
   auto& be = x.backend();
   if (dy.dtype() == tensor::DType::bf16) {
     TT_CHECK_MSG(!db.defined(), "linear backward: a bias gradient from a bf16-stored dy");
-    linear_backward_stored_dy(dx, dw, dy, x, w, accumulate_dx, dw_beta);
+    linear_backward_stored_dy(dx, dw, dy, x, w, accumulate_dx, accumulate_dw);
     return;
   }
   const KeptBf16 dy_kept(dy);  // both products read dy
+  const float dw_beta = accumulate_dw ? 1.0f : 0.0f;
   // dW[O, I] (+)= dy^T[O, N] · x[N, I]
   if (x.dtype() == tensor::DType::bf16)
     backend::bf16_storage_of(be, "linear_backward")
