@@ -3,6 +3,7 @@
 
 #include "backend/backend.h"
 #include "nn/linear.h"
+#include "ops/matmul.h"
 #include "support/grad_check.h"
 
 using namespace tt;
@@ -90,4 +91,15 @@ TEST_CASE("linear group: one GEMM over adjacent q/k/v, same results and gradient
 
 TEST_CASE("linear group: falls back to one GEMM per member when not adjacent", "[nn][linear][grad]") {
   check_group(6, false);  // 6 floats of bias: alignment padding separates the biases
+}
+
+TEST_CASE("linear backward of no rows: dW assigned the empty sum (zeros) or left as accumulated", "[nn][linear]") {
+  auto be = backend::make_backend("cpu", 1);
+  Tensor w = test::random_tensor(*be, Shape{2, 3}, 1);
+  Tensor x = Tensor::empty(*be, Shape{0, 3}), dy = Tensor::empty(*be, Shape{0, 2});
+  for (bool accumulate : {true, false}) {
+    Tensor dw = Tensor::from_host(*be, Shape{2, 3}, std::vector<float>(6, 1.5f));
+    ops::linear_backward(Tensor{}, dw, Tensor{}, dy, x, w, /*accumulate_dx=*/false, accumulate);
+    CHECK(dw.to_host_f32() == std::vector<float>(6, accumulate ? 1.5f : 0.0f));
+  }
 }

@@ -3,20 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <limits>
 
 #include "backend/backend.h"
 #include "nn/params.h"
+#include "support/grad_check.h"
 
 using namespace tt;
 
 namespace {
-
-// Every flat gradient (padding included) set to NaN: what a previous step could have left, made loud.
-void poison(const nn::ParameterSet& params) {
-  const std::vector<float> nan(size_t(params.flat_size()), std::numeric_limits<float>::quiet_NaN());
-  params.grads().backend().copy_from_host(params.grads().f32(), nan.data(), nan.size() * sizeof(float));
-}
 
 int count_nan(const std::vector<float>& v) {
   int n = 0;
@@ -36,7 +30,7 @@ TEST_CASE("zero_grad_lazily zeroes all but the overwritten gradients, finish_gra
   const size_t w2 = params.declare("b.weight", tensor::Shape{2, 3}, nn::GradientStart::overwritten);
   const size_t norm = params.declare("b.norm", tensor::Shape{9});
   params.allocate(*be);
-  poison(params);
+  test::poison_gradients(params);
   params.zero_grad_lazily();
   const std::vector<float> flat = params.grads().to_host_f32();
   // Exactly the two overwritten parameters' elements are left as they were.
@@ -55,7 +49,7 @@ TEST_CASE("zero_grad_lazily zeroes all but the overwritten gradients, finish_gra
   CHECK(!params.first_write({w2}).take());
 
   // zero_grad() zeroes everything and leaves nothing pending.
-  poison(params);
+  test::poison_gradients(params);
   params.zero_grad();
   CHECK(count_nan(params.grads().to_host_f32()) == 0);
   CHECK(!params.first_write({w1, w2}).take());

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
-#include <limits>
 #include <random>
 
 #include "backend/backend.h"
@@ -435,8 +434,7 @@ std::vector<float> two_batch_gradient(nn::NormPlacement norm, bool shared, bool 
   model.init_parameters(3);
   const nn::ParameterSet& params = model.params();
   if (lazily) {
-    const std::vector<float> nan(size_t(params.flat_size()), std::numeric_limits<float>::quiet_NaN());
-    be->copy_from_host(params.grads().f32(), nan.data(), nan.size() * sizeof(float));
+    test::poison_gradients(params);
     params.zero_grad_lazily();
   } else {
     params.zero_grad();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -127,6 +128,13 @@ inline GradCheck check_gradient(const std::string& name, const tensor::Tensor& x
 inline void randomize(const nn::ParameterSet& params, uint64_t seed, float scale = 0.5f) {
   auto v = random_values(static_cast<size_t>(params.flat_size()), seed, -scale, scale);
   params.values().backend().copy_from_host(params.values().f32(), v.data(), v.size() * sizeof(float));
+}
+
+// Every flat gradient (alignment padding included) set to NaN: what a previous step could have left, made
+// loud, for tests of lazily zeroed gradients (nn::GradientStart).
+inline void poison_gradients(const nn::ParameterSet& params) {
+  const std::vector<float> nan(static_cast<size_t>(params.flat_size()), std::numeric_limits<float>::quiet_NaN());
+  params.grads().backend().copy_from_host(params.grads().f32(), nan.data(), nan.size() * sizeof(float));
 }
 
 // `per_param` coordinates of each parameter tensor, as indices into the flat buffer.

@@ -14,6 +14,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "nn/transformer.h"
 #include "support/bf16_training_checks.h"
+#include "support/grad_check.h"
 #include "tensor/arena.h"
 #include "train/synthetic.h"
 #include "train/trainer.h"
@@ -231,8 +232,7 @@ TEST_CASE("bf16: lazily zeroed gradients equal zeroed ones bit for bit, over two
       model.init_parameters(5);
       const tt::nn::ParameterSet& params = model.params();
       if (lazily) {
-        const std::vector<float> nan(size_t(params.flat_size()), std::nanf(""));
-        be->copy_from_host(params.grads().f32(), nan.data(), nan.size() * sizeof(float));
+        tt::test::poison_gradients(params);
         params.zero_grad_lazily();
       } else {
         params.zero_grad();
