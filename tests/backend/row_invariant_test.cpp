@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <oneapi/dnnl/dnnl.h>
 
 #include "backend/backend.h"
 #include "backend/kernel_fixture.h"
@@ -50,6 +51,47 @@ TEST_CASE("row-invariant gemm: a row's bits do not depend on M or the thread cou
         for (size_t i = 0; i < y.size(); i += 97) CHECK(y[i] == Approx(expected[i]).margin(1e-4 * K));
       }
   }
+}
+
+TEST_CASE("row-invariant gemm: a column's bits do not depend on its block's width or where the block starts",
+          "[backend][gemm]") {
+  // Dropping the first `first` weight rows moves every column to another place in another block (K = 2048:
+  // blocks of 64 float32 columns, 128 bf16; K = 512: 256), and the tail block to another width. float32 and
+  // bf16 where oneDNN runs its brgemm kernels (AVX-512 and up; packed_gemm.h keeps 256 columns on AVX2,
+  // whose jit gemm gives a column other bits in a block of another width); int8 sums are exact anywhere.
+  using backend::MatmulPrecision;
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
+  const bool brgemm = (isa & avx512) == avx512;
+  for (MatmulPrecision precision : {MatmulPrecision::fp32, MatmulPrecision::bf16, MatmulPrecision::int8})
+    for (auto [N, K] : {std::pair{300, 512}, std::pair{515, 2048}}) {
+      if (precision != MatmulPrecision::int8 && !brgemm) continue;
+      auto be = backend::make_backend("cpu", 2);
+      REQUIRE(be->set_row_invariant(true));
+      if (!be->set_matmul_precision(precision)) continue;  // bf16 products need AVX512-BF16 or AMX
+      const int M = 17;
+      auto x = random_floats(static_cast<size_t>(M) * K, 13);
+      auto w = random_floats(static_cast<size_t>(N) * K, 14);
+      auto product = [&](int first) {
+        const int n = N - first;
+        auto a = upload(*be, x);
+        auto b = upload(*be, std::vector<float>(w.begin() + static_cast<std::ptrdiff_t>(first) * K, w.end()));
+        auto c = upload(*be, std::vector<float>(static_cast<size_t>(M) * n, 0.0f));
+        be->gemm(false, true, M, n, K, 1.0f, a.f32(), K, b.f32(), K, 0.0f, c.f32(), n);
+        return c.to_host_f32();
+      };
+      const std::vector<float> all = product(0);
+      for (int first : {1, 63, 200}) {
+        const std::vector<float> rest = product(first);
+        const int n = N - first;
+        int differing = 0;
+        for (size_t m = 0; m < M; ++m)
+          for (size_t j = 0; j < static_cast<size_t>(n); ++j)
+            differing += std::memcmp(&rest[m * n + j], &all[m * N + first + j], sizeof(float)) != 0;
+        INFO("precision " << static_cast<int>(precision) << " N=" << N << " K=" << K << " first=" << first);
+        CHECK(differing == 0);
+      }
+    }
 }
 
 TEST_CASE("row-invariant attention products ignore zero-weight key padding", "[backend][gemm]") {

@@ -228,6 +228,19 @@ PackedGemm::Given PackedGemm::given_rows(const float* B, int N, int K, int64_t l
   return {};
 }
 
+int PackedGemm::block_cols(int N, int K, int64_t lda, Operands type) {
+  const int widest = type == Operands::s8 && N >= kInt8WideFrom ? kInt8WideBlockCols : kBlockCols;
+  const int64_t bytes = type == Operands::f32 ? 4 : type == Operands::bf16 ? 2 : 1;
+  const int64_t fit = kBlockBytes / (bytes * std::max(K, 1)) / kMinBlockCols * kMinBlockCols;
+  if (fit >= widest) return widest;
+  // Narrower blocks change no bits where the sums are exact (int8) or oneDNN runs brgemm (its tile height):
+  // its jit gemm (AVX2) gives a column other bits in a block of another width.
+  if (type != Operands::s8 && (!kernel(K, std::min(N, widest), lda, type, kInt8TileRows) ||
+                               tile_rows_[type == Operands::bf16 ? 1 : 0] != kBrgemmTileRows))
+    return widest;
+  return static_cast<int>(std::max<int64_t>(fit, kMinBlockCols));
+}
+
 std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda,
                                                         Operands type) {
   // The packed layout is the one the kernel wants, which may depend on the strides.
@@ -244,7 +257,7 @@ std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, 
   Weights& w = *packed;
   w.sample = std::move(sample);
   const Source from = source(B, ldb, given, type);
-  const int block_cols = type == Operands::s8 && N >= kInt8WideFrom ? kInt8WideBlockCols : kBlockCols;
+  const int block_cols = this->block_cols(N, K, lda, type);
   for (int c0 = 0; c0 < N; c0 += block_cols) {
     const int width = std::min(block_cols, N - c0);
     Kernel* k = kernel(K, width, lda, type, kInt8TileRows);  // the main tiles' layout (layout_for adds others)

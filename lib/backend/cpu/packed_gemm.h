@@ -1,9 +1,9 @@
 // Row-invariant products against constant weights (decoding): C[M, N] = A[M, K] · B[N, K]^T with B packed
-// once into oneDNN's blocked layout, in column blocks of 256 (int8 output layers: 1024), and each block run
-// by a oneDNN `matmul` primitive on fixed-height tiles. The bits of a row depend only on that row, K and N
-// (the tile and block shapes are fixed; an input tail is padded to a whole tile), never on M or the thread
-// count: tiles run single-threaded inside one OpenMP loop, block-major so that a thread keeps its weight
-// block in cache.
+// once into oneDNN's blocked layout, in column blocks of 256 (int8 output layers: 1024; narrower for long
+// rows, kBlockBytes), and each block run by a oneDNN `matmul` primitive on fixed-height tiles. The bits of
+// a row depend only on that row, K and N (the tile and block shapes are fixed; an input tail is padded to a
+// whole tile), never on M or the thread count: tiles run single-threaded inside one OpenMP loop,
+// block-major so that a thread keeps its weight block in cache.
 // Tile height: 8 rows where oneDNN runs its brgemm kernels (AVX-512 and up), which compute each row alike;
 // 16 where it falls back to its jit gemm (AVX2), whose results for a row differ below 16 rows. (8 rather
 // than 16 runs a beam of 4 rows twice as fast; 4 lost ~5 % at 128 rows: bench/decode_gemm.cpp, Zen 4.)
@@ -68,6 +68,14 @@ class PackedGemm {
   // calls (int32 sums: any blocking gives the same bits). Not the others: a product of one or two blocks
   // runs on fewer threads than the next, and waking the idle ones cost more than the calls saved.
   static constexpr int kInt8WideBlockCols = 1024, kInt8WideFrom = 4096;
+  // A packed block holds at most this many bytes (but at least kMinBlockCols columns), so that it stays in
+  // the thread's L2 cache while the thread runs every tile against it. 256 float32 columns of K = 2048 (a
+  // `base` FFN's second product) are 2 MB: that product ran at 102-104 GFLOP/s against 137-148 in blocks of
+  // 64 (bench/decode_gemm.cpp, M = 64 and 128, one thread of an Intel Xeon with 2 MB of L2 per core); the
+  // K = 512 products keep their 256 columns. Only where a column's bits do not depend on its block's width
+  // (tests/backend/row_invariant_test.cpp): int8, and float32 / bf16 on brgemm (not AVX2's jit gemm).
+  static constexpr int64_t kBlockBytes = 512 * 1024;
+  static constexpr int kMinBlockCols = 64;
   static constexpr int kBrgemmTileRows = 8, kGemmTileRows = 16;  // float32 and bf16 (see above)
   static constexpr int kBrgemmTailRows = 4;  // float32 brgemm: a tail of at most 4 rows runs 4 high
   static constexpr int kInt8TileRows = 16, kInt8TailRows = 4;    // int8
@@ -132,6 +140,7 @@ class PackedGemm {
   using KernelKey = std::array<int64_t, 5>;   // K, width, lda, type, height
 
   Kernel* kernel(int K, int width, int64_t lda, Operands type, int height);  // null where oneDNN has none
+  int block_cols(int N, int K, int64_t lda, Operands type);  // the width of B's column blocks (kBlockBytes)
   std::vector<Tile> tiling(int M, Operands type) const;
   // The members below that touch store_ expect its mutex held by the caller.
   std::shared_ptr<Weights> weights(const float* B, int N, int K, int64_t ldb, int64_t lda, Operands type);
