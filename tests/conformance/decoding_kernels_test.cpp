@@ -207,7 +207,7 @@ TEST_CASE("topk: ties go to the lower index, NaN ranks as -inf, -0 ties with +0"
 
 TEST_CASE("topk: a chunk's NaN does not hide its best value", "[conformance][decode]") {
   for_each_backend([](backend::Backend& be) {
-    const int rows = 2, V = 1000;
+    const int rows = 3, V = 1000;
     auto x = random_floats(size_t(rows) * V, 9, -5, 5);
     x[5] = x[17] = x[800] = 9.0f;  // row 0: a three-way tie for first
     // row 1: one large value late, NaN in the last column of every 64-column chunk a kernel may test
@@ -217,6 +217,8 @@ TEST_CASE("topk: a chunk's NaN does not hide its best value", "[conformance][dec
       x[size_t(V) + c] = c >= 100 && (m == 0 || m == 4 || m == 11) ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     }
     x[size_t(V) + 901] = 50.0f;
+    // row 2: NaN but for one value, so that NaNs share its lane of every register a kernel may test
+    for (int c = 0; c < V; ++c) x[size_t(2) * V + c] = c == 901 ? 50.0f : std::numeric_limits<float>::quiet_NaN();
     for (int k : {1, 5, 12}) check_topk(be, x, rows, V, k);
   });
 }

@@ -235,6 +235,25 @@ inline float chunk_max(const float* x) {
   return fold<true>(m);
 }
 
+// Whether some x[j] - shift > thr, j < 64 (NaN: no), which is chunk_max(x) - shift > thr: x - shift is
+// monotonic in x. With AVX-512 the lanes' maxima are tested at once, without chunk_max's NaN masking and
+// fold to one value (the top-k's pass over a row of logits had taken half as long as the row's log-softmax
+// shift).
+inline bool chunk_beats(const float* x, float shift, float thr) {
+#if defined(__AVX512F__)
+  Lanes m = Lanes{} - std::numeric_limits<float>::infinity(), v;
+  for (int j = 0; j < 64; j += kLanes) {
+    load_lanes(v, x + j);
+    m = v > m ? v : m;  // a NaN v compares false: m keeps its lanes
+  }
+  __m512 lanes;
+  std::memcpy(&lanes, &m, sizeof lanes);
+  return _mm512_cmp_ps_mask(_mm512_sub_ps(lanes, _mm512_set1_ps(shift)), _mm512_set1_ps(thr), _CMP_GT_OQ) != 0;
+#else
+  return chunk_max(x) - shift > thr;
+#endif
+}
+
 // Bit l set where x[l] - shift > thr, l < 16 (NaN: clear), with offer's own subtraction. A column that
 // does not beat the k-th best now cannot later either (the k-th only rises), so offering only the set bits
 // picks what offering every column would.
@@ -279,7 +298,7 @@ void topk_row(float* val, int32_t* idx, const float* xr, int V, int k, float shi
   // the first few hundred columns almost every chunk is (the same picks as offering every column; x -
   // shift is monotonic in x).
   for (; c + 64 <= V; c += 64)
-    if (chunk_max(xr + c) - shift > val[k - 1])
+    if (chunk_beats(xr + c, shift, val[k - 1]))
       for (int j = c; j < c + 64; j += kLanes)  // offer only the columns that beat the k-th now
         for (uint32_t m = lanes_above(xr + j, shift, val[k - 1]); m != 0; m &= m - 1) offer(j + __builtin_ctz(m));
   for (; c < V; ++c) offer(c);
