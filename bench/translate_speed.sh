@@ -179,7 +179,8 @@ for name in engines:
     e = best[name]
     ratio = ''
     if name.startswith('ctranslate2'):  # against every tt run of the same kind (float32 or int8)
-        kind = 'tt int8' if name.split()[1].startswith('int8') and 'tt int8' in best else 'tt float32'
+        has_int8 = any(m == 'tt int8' or m.startswith('tt int8 ') for m in engines)
+        kind = 'tt int8' if name.split()[1].startswith('int8') and has_int8 else 'tt float32'
         mine = [m for m in engines if m == kind or m.startswith(kind + ' ')]
         ratio = ''.join(f"  {m}/this {best[m]['tok_s'] / e['tok_s']:.2f}x" for m in mine)
     print(f"{sys.argv[2]:9} {name:24} {e['tok_s']:8.0f} tgt tok/s  (rounds: {', '.join(map(str, e['all']))}; "
