@@ -62,7 +62,7 @@ std::vector<int32_t> shift_sums(const int8_t* rows, int width, int K) {
 std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, Operands type) const {
   std::vector<Tile> tiles;
   const bool int8 = type == Operands::s8;
-  const int fixed_rows = tile_rows_[type == Operands::bf16 ? 1 : 0];
+  const int fixed_rows = tile_rows_[tile_slot(type)];
   const int main_rows = int8 ? kInt8TileRows : fixed_rows;
   int64_t r0 = 0;
   for (; r0 + main_rows <= M; r0 += main_rows) tiles.push_back({r0, main_rows, main_rows});
@@ -91,7 +91,7 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, Operands t
     k->prim = dnnl::matmul(pd);
     k->scratch_bytes = pd.scratchpad_desc().get_size();
     k->b_md = pd.weights_desc();
-    int& fixed_rows = tile_rows_[type == Operands::bf16 ? 1 : 0];
+    int& fixed_rows = tile_rows_[tile_slot(type)];
     if (!int8 && fixed_rows == 0)
       fixed_rows = std::string(pd.impl_info_str()).rfind("brg", 0) == 0 ? kBrgemmTileRows : kGemmTileRows;
   } catch (const dnnl::error&) {
@@ -235,8 +235,8 @@ int PackedGemm::block_cols(int N, int K, int64_t lda, Operands type) {
   if (fit >= widest) return widest;
   // Narrower blocks change no bits where the sums are exact (int8) or oneDNN runs brgemm (its tile height):
   // its jit gemm (AVX2) gives a column other bits in a block of another width.
-  if (type != Operands::s8 && (!kernel(K, std::min(N, widest), lda, type, kInt8TileRows) ||
-                               tile_rows_[type == Operands::bf16 ? 1 : 0] != kBrgemmTileRows))
+  if (type != Operands::s8 &&
+      (!kernel(K, std::min(N, widest), lda, type, kInt8TileRows) || tile_rows_[tile_slot(type)] != kBrgemmTileRows))
     return widest;
   return static_cast<int>(std::max<int64_t>(fit, kMinBlockCols));
 }

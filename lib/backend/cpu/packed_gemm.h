@@ -175,6 +175,7 @@ class PackedGemm {
   std::shared_ptr<Store> store_;
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_by_shape_;  // a null entry: oneDNN refused the shape
   int tile_rows_[2] = {0, 0};            // f32, bf16: decided by the first such kernel oneDNN creates
+  static size_t tile_slot(Operands type) { return type == Operands::bf16 ? 1 : 0; }  // its index in tile_rows_
   std::vector<float> tail_a_;            // fp32: the last, partial tile of A padded to a tile (same stride)
   std::vector<uint16_t> bf16_a_;         // bf16: A rounded, [padded rows, K] (padding rows zero)
   std::vector<uint8_t> shifted_a_;       // int8: A quantized + 128, [padded rows, K]
