@@ -63,7 +63,7 @@ std::vector<float> int8_product(int threads, const std::vector<float>& x, const 
 }  // namespace
 
 TEST_CASE("int8 row-invariant gemm equals the worked quantized product exactly", "[backend][gemm][int8]") {
-  const int M = 37, N = 300, K = 96;  // a 5-row tail tile and a 44-column tail block
+  const int M = 87, N = 300, K = 96;  // tiles of 64, 16, 4 and a 3-row tail; a 44-column tail block
   auto x = random_floats(size_t(M) * K, 41, -3, 3), w = random_floats(size_t(N) * K, 42, -0.5, 0.5);
   for (int k = 0; k < K; ++k) x[size_t(4) * K + k] = 0.0f;  // an all-zero row: scale 0, output 0
   const auto expected = expected_int8(x, w, M, N, K);
@@ -87,10 +87,10 @@ TEST_CASE("int8 row-invariant gemm equals the worked quantized product exactly",
 
 TEST_CASE("int8 row-invariant gemm: an output layer's wide column blocks are exact, at any M",
           "[backend][gemm][int8]") {
-  // N >= PackedGemm::kInt8WideFrom: blocks of 1024 and a 4-column tail block; M 21: a 16-row tile and a
-  // 5-row tail, M 3: one short tile.
+  // N >= PackedGemm::kInt8WideFrom: blocks of 1024 and a 4-column tail block; M 85: a 64-row tile, a 16-row
+  // one and a 5-row tail, M 3: one short tile.
   const int N = backend::cpu::PackedGemm::kInt8WideFrom + 4, K = 64;
-  for (int M : {21, 3}) {
+  for (int M : {85, 3}) {
     INFO("M " << M);
     auto x = random_floats(size_t(M) * K, 51, -3, 3), w = random_floats(size_t(N) * K, 52, -0.5, 0.5);
     CHECK(int8_product(2, x, w, M, N, K) == expected_int8(x, w, M, N, K));
@@ -120,11 +120,11 @@ TEST_CASE("int8 row-invariant gemm: extreme activations and weights of both sign
 }
 
 TEST_CASE("int8 row-invariant gemm: a row's bits do not depend on M or the thread count", "[backend][gemm][int8]") {
-  const int M = 50, N = 512, K = 64;
+  const int M = 90, N = 512, K = 64;  // tiles of 64, 16, 4, 4 and a 2-row tail
   auto x = random_floats(size_t(M) * K, 43), w = random_floats(size_t(N) * K, 44);
   const auto all = int8_product(2, x, w, M, N, K);
   REQUIRE(int8_product(1, x, w, M, N, K) == all);
-  for (int m : {0, 17, 49}) {
+  for (int m : {0, 17, 63, 64, 81, 89}) {
     std::vector<float> row(x.begin() + m * K, x.begin() + (m + 1) * K);
     const auto alone = int8_product(2, row, w, 1, N, K);
     REQUIRE(std::equal(alone.begin(), alone.end(), all.begin() + m * N));

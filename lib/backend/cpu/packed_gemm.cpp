@@ -66,6 +66,8 @@ std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, Operands type) const {
   const int main_rows = int8 ? kInt8TileRows : fixed_rows;
   int64_t r0 = 0;
   for (; r0 + main_rows <= M; r0 += main_rows) tiles.push_back({r0, main_rows, main_rows});
+  if (int8)
+    for (; r0 + kInt8MidRows <= M; r0 += kInt8MidRows) tiles.push_back({r0, kInt8MidRows, kInt8MidRows});
   int tail_rows = int8 ? kInt8TailRows : fixed_rows;
   if (type == Operands::f32 && fixed_rows == kBrgemmTileRows && M - r0 <= kBrgemmTailRows) tail_rows = kBrgemmTailRows;
   for (; r0 < M; r0 += tail_rows) tiles.push_back({r0, tail_rows, static_cast<int>(std::min<int64_t>(tail_rows, M - r0))});
@@ -290,18 +292,18 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
     const int widest = std::max(kBlockCols, kInt8WideBlockCols);  // f32 or s32 tiles: 4 bytes an element
-    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(kGemmTileRows) * widest);
+    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(std::max(kGemmTileRows, kInt8TileRows)) * widest);
   }
 }
 
 bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
                      int64_t ldc, Operands type) {
   const bool int8 = type == Operands::s8;
-  std::vector<Kernel*> kernels;  // [block][0: main height, 1: tail height]
+  std::vector<Kernel*> kernels;  // [block][index of the tile height in `heights`]
   std::vector<memory> operands;  // indexed like kernels: the packed copy that kernel reads (a handle)
   std::shared_ptr<const Weights> w;
   std::vector<Tile> tiles;
-  int heights[2] = {0, 0};
+  std::vector<int> heights;  // the tiles' heights, each once, in the tiles' (descending) order
   {  // the store's part, under its lock; the product below runs on handles of its own
     const std::lock_guard<std::mutex> lock(store_->mutex);
     std::shared_ptr<Weights> found = weights(B, N, K, ldb, lda, type);
@@ -310,8 +312,8 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
     // weights, making none here).
     if (!kernel(K, found->blocks.front().width, lda, type, kInt8TileRows)) return false;
     tiles = tiling(M, type);
-    heights[0] = tiles.front().height;
-    heights[1] = tiles.back().height;
+    for (const Tile& tile : tiles)
+      if (heights.empty() || heights.back() != tile.height) heights.push_back(tile.height);
     const Given given = given_rows(B, N, K, ldb, type);
     for (Block& b : found->blocks)
       for (int height : heights) {
@@ -368,7 +370,9 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         const size_t bi = static_cast<size_t>(item / n_tiles);
         const Tile& tile = tiles[static_cast<size_t>(item % n_tiles)];
         const Block& b = w->blocks[bi];
-        const size_t ki = 2 * bi + (tile.height == heights[0] ? 0 : 1);
+        size_t hi = 0;
+        while (heights[hi] != tile.height) ++hi;
+        const size_t ki = heights.size() * bi + hi;
         Kernel* k = kernels[ki];
         if (k != bound || bi != bound_block) {
           auto [io, made] = mem.io.try_emplace(k);
