@@ -231,7 +231,7 @@ PackedGemm::Given PackedGemm::given_rows(const float* B, int N, int K, int64_t l
 }
 
 int PackedGemm::block_cols(int N, int K, int64_t lda, Operands type) {
-  const int widest = type == Operands::s8 && N >= kInt8WideFrom ? kInt8WideBlockCols : kBlockCols;
+  const int widest = type == Operands::s8 ? kInt8BlockCols : kBlockCols;
   const int64_t bytes = type == Operands::f32 ? 4 : type == Operands::bf16 ? 2 : 1;
   const int64_t fit = kBlockBytes / (bytes * std::max(K, 1)) / kMinBlockCols * kMinBlockCols;
   if (fit >= widest) return widest;
@@ -291,7 +291,7 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
   }
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
-    const int widest = std::max(kBlockCols, kInt8WideBlockCols);  // f32 or s32 tiles: 4 bytes an element
+    const int widest = std::max(kBlockCols, kInt8BlockCols);  // f32 or s32 tiles: 4 bytes an element
     tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(std::max(kGemmTileRows, kInt8TileRows)) * widest);
   }
 }
