@@ -82,7 +82,7 @@ TEST_CASE("bf16 row-invariant gemm is the float32 sum of bf16-rounded operands",
 }
 
 TEST_CASE("bf16 row-invariant gemm: a row's bits do not depend on M or the thread count", "[backend][gemm][bf16]") {
-  const int M = 50, N = 512, K = 64;
+  const int M = 150, N = 512, K = 256;  // tiles of 64, 64, then of 8, the last one padded
   const auto x = random_floats(size_t(M) * K, 53), w = random_floats(size_t(N) * K, 54);
   const auto all = bf16_product(2, x, w, M, N, K);
   if (all.empty()) {
@@ -90,7 +90,7 @@ TEST_CASE("bf16 row-invariant gemm: a row's bits do not depend on M or the threa
     return;
   }
   REQUIRE(bf16_product(1, x, w, M, N, K) == all);
-  for (int m : {0, 17, 49}) {
+  for (int m : {0, 17, 63, 64, 127, 128, 149}) {
     std::vector<float> row(x.begin() + m * K, x.begin() + (m + 1) * K);
     const auto alone = bf16_product(2, row, w, 1, N, K);
     REQUIRE(std::equal(alone.begin(), alone.end(), all.begin() + m * N));

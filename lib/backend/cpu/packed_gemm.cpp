@@ -60,17 +60,18 @@ std::vector<int32_t> shift_sums(const int8_t* rows, int width, int K) {
 }  // namespace
 
 std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, Operands type) const {
-  std::vector<Tile> tiles;
-  const bool int8 = type == Operands::s8;
   const int fixed_rows = tile_rows_[tile_slot(type)];
-  const int main_rows = int8 ? kInt8TileRows : fixed_rows;
+  std::vector<int> heights;  // tallest first; each takes the rows it can, the last also a padded tail
+  if (type == Operands::s8) heights = {kTallTileRows, kInt8MidRows, kInt8TailRows};
+  else if (type == Operands::f32 && fixed_rows == kBrgemmTileRows) heights = {kTallTileRows, kBrgemmTileRows};
+  else heights = {fixed_rows};
+  std::vector<Tile> tiles;
   int64_t r0 = 0;
-  for (; r0 + main_rows <= M; r0 += main_rows) tiles.push_back({r0, main_rows, main_rows});
-  if (int8)
-    for (; r0 + kInt8MidRows <= M; r0 += kInt8MidRows) tiles.push_back({r0, kInt8MidRows, kInt8MidRows});
-  int tail_rows = int8 ? kInt8TailRows : fixed_rows;
+  for (int height : heights)
+    for (; r0 + height <= M; r0 += height) tiles.push_back({r0, height, height});
+  int tail_rows = heights.back();
   if (type == Operands::f32 && fixed_rows == kBrgemmTileRows && M - r0 <= kBrgemmTailRows) tail_rows = kBrgemmTailRows;
-  for (; r0 < M; r0 += tail_rows) tiles.push_back({r0, tail_rows, static_cast<int>(std::min<int64_t>(tail_rows, M - r0))});
+  if (r0 < M) tiles.push_back({r0, tail_rows, static_cast<int>(M - r0)});
   return tiles;
 }
 
@@ -238,7 +239,7 @@ int PackedGemm::block_cols(int N, int K, int64_t lda, Operands type) {
   // Narrower blocks change no bits where the sums are exact (int8) or oneDNN runs brgemm (its tile height):
   // its jit gemm (AVX2) gives a column other bits in a block of another width.
   if (type != Operands::s8 &&
-      (!kernel(K, std::min(N, widest), lda, type, kInt8TileRows) || tile_rows_[tile_slot(type)] != kBrgemmTileRows))
+      (!kernel(K, std::min(N, widest), lda, type, kTallTileRows) || tile_rows_[tile_slot(type)] != kBrgemmTileRows))
     return widest;
   return static_cast<int>(std::max<int64_t>(fit, kMinBlockCols));
 }
@@ -262,7 +263,7 @@ std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, 
   const int block_cols = this->block_cols(N, K, lda, type);
   for (int c0 = 0; c0 < N; c0 += block_cols) {
     const int width = std::min(block_cols, N - c0);
-    Kernel* k = kernel(K, width, lda, type, kInt8TileRows);  // the main tiles' layout (layout_for adds others)
+    Kernel* k = kernel(K, width, lda, type, kTallTileRows);  // the main tiles' layout (layout_for adds others)
     if (!k) return nullptr;
     Block b{c0, width, {}, {}};
     b.packed.push_back(pack_block(*k, from, K, c0, width, type, b.int8));
@@ -292,7 +293,7 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
     const int widest = std::max(kBlockCols, kInt8BlockCols);  // f32 or s32 tiles: 4 bytes an element
-    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(std::max(kGemmTileRows, kInt8TileRows)) * widest);
+    tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(std::max(kGemmTileRows, kTallTileRows)) * widest);
   }
 }
 
@@ -310,7 +311,7 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
     if (!found || found->blocks.empty()) return false;  // empty: N == 0, nothing to pack
     // The first kernel this PackedGemm makes decides its tile height (another worker may have packed the
     // weights, making none here).
-    if (!kernel(K, found->blocks.front().width, lda, type, kInt8TileRows)) return false;
+    if (!kernel(K, found->blocks.front().width, lda, type, kTallTileRows)) return false;
     tiles = tiling(M, type);
     for (const Tile& tile : tiles)
       if (heights.empty() || heights.back() != tile.height) heights.push_back(tile.height);

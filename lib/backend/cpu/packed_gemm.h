@@ -9,8 +9,12 @@
 // than 16 runs a beam of 4 rows twice as fast; 4 lost ~5 % at 128 rows: bench/decode_gemm.cpp, Zen 4.)
 // A float32 tail of at most 4 rows (one sentence's beam of 4) runs in a 4-row tile: brgemm gives a row the
 // same bits in either (tests/backend/row_invariant_test.cpp compares every M with rows alone), and M = 4
-// products ran 1.7-1.9x faster (49-55 -> 85-104 GFLOP/s, base shapes, one Zen 4 core). bf16 keeps 8 rows:
-// its AMX kernels were not checked at 4.
+// products ran 1.7-1.9x faster (49-55 -> 85-104 GFLOP/s, base shapes, one Zen 4 core). Before the 8-row
+// tiles, float32 brgemm takes the rows in 64-row tiles (kTallTileRows; the same bits again, the test runs M
+// up to 150): one oneDNN call instead of eight, each costing microseconds besides its sums. tt-translate
+// float32, same outputs: `base` -9 % time with one worker, -6 % with two; demo model -6 % with two (Intel
+// Xeon). (32 rows after the 64 or 128 before them measured as noise.) bf16 keeps 8 rows: its AMX kernels were
+// not checked at 4 or 64 (avx512_core_bf16's give the same bits at 64, tested, but were not clearly faster).
 //
 // Why: dnnl_sgemm re-packs B on every call, which at decode sizes (M = 4..128 rows) can cost more than the
 // product itself (one AVX-512 core, busy machine: M = 16, K = N = 512 took 0.52 ms with sgemm, 0.06 ms
@@ -81,7 +85,8 @@ class PackedGemm {
   static constexpr int kMinBlockCols = 64;
   static constexpr int kBrgemmTileRows = 8, kGemmTileRows = 16;  // float32 and bf16 (see above)
   static constexpr int kBrgemmTailRows = 4;  // float32 brgemm: a tail of at most 4 rows runs 4 high
-  static constexpr int kInt8TileRows = 64, kInt8MidRows = 16, kInt8TailRows = 4;  // int8
+  static constexpr int kTallTileRows = 64;  // int8 and float32 brgemm: these first (see above)
+  static constexpr int kInt8MidRows = 16, kInt8TailRows = 4;  // int8, after the tall tiles
 
   PackedGemm(const dnnl::engine& engine, int threads, const KernelTable& kernels, const KernelContext& ctx)
       : engine_(engine), threads_(threads), kernels_(kernels), ctx_(ctx), store_(std::make_shared<Store>()) {}
