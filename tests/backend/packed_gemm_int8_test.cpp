@@ -87,9 +87,9 @@ TEST_CASE("int8 row-invariant gemm equals the worked quantized product exactly",
 
 TEST_CASE("int8 row-invariant gemm: an output layer's wide column blocks are exact, at any M",
           "[backend][gemm][int8]") {
-  // Blocks of PackedGemm::kInt8BlockCols and a 4-column tail block; M 85: a 64-row tile, a 16-row
+  // Blocks of PackedGemm::kWideBlockCols and a 4-column tail block; M 85: a 64-row tile, a 16-row
   // one and a 5-row tail, M 3: one short tile.
-  const int N = 4 * backend::cpu::PackedGemm::kInt8BlockCols + 4, K = 64;
+  const int N = 4 * backend::cpu::PackedGemm::kWideBlockCols + 4, K = 64;
   for (int M : {85, 3}) {
     INFO("M " << M);
     auto x = random_floats(size_t(M) * K, 51, -3, 3), w = random_floats(size_t(N) * K, 52, -0.5, 0.5);

@@ -232,16 +232,15 @@ PackedGemm::Given PackedGemm::given_rows(const float* B, int N, int K, int64_t l
 }
 
 int PackedGemm::block_cols(int N, int K, int64_t lda, Operands type) {
-  const int widest = type == Operands::s8 ? kInt8BlockCols : kBlockCols;
   const int64_t bytes = type == Operands::f32 ? 4 : type == Operands::bf16 ? 2 : 1;
   const int64_t fit = kBlockBytes / (bytes * std::max(K, 1)) / kMinBlockCols * kMinBlockCols;
-  if (fit >= widest) return widest;
-  // Narrower blocks change no bits where the sums are exact (int8) or oneDNN runs brgemm (its tile height):
-  // its jit gemm (AVX2) gives a column other bits in a block of another width.
+  const int cols = static_cast<int>(std::clamp<int64_t>(fit, kMinBlockCols, kWideBlockCols));
+  // Blocks of another width change no bits where the sums are exact (int8) or oneDNN runs brgemm (its tile
+  // height): its jit gemm (AVX2) gives a column other bits in a block of another width, so keeps kBlockCols.
   if (type != Operands::s8 &&
-      (!kernel(K, std::min(N, widest), lda, type, kTallTileRows) || tile_rows_[tile_slot(type)] != kBrgemmTileRows))
-    return widest;
-  return static_cast<int>(std::max<int64_t>(fit, kMinBlockCols));
+      (!kernel(K, std::min(N, cols), lda, type, kTallTileRows) || tile_rows_[tile_slot(type)] != kBrgemmTileRows))
+    return kBlockCols;
+  return cols;
 }
 
 std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, int K, int64_t ldb, int64_t lda,
@@ -292,7 +291,7 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
   }
   for (int t = 0; t < nt; ++t) {
     if (scratch_[static_cast<size_t>(t)].size() < scratch_bytes) scratch_[static_cast<size_t>(t)].resize(scratch_bytes);
-    const int widest = std::max(kBlockCols, kInt8BlockCols);  // f32 or s32 tiles: 4 bytes an element
+    const int widest = std::max(kBlockCols, kWideBlockCols);  // f32 or s32 tiles: 4 bytes an element
     tiles_[static_cast<size_t>(t)].resize(static_cast<size_t>(std::max(kGemmTileRows, kTallTileRows)) * widest);
   }
 }

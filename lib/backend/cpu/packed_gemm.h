@@ -1,6 +1,6 @@
 // Row-invariant products against constant weights (decoding): C[M, N] = A[M, K] · B[N, K]^T with B packed
-// once into oneDNN's blocked layout, in column blocks of 256 (int8: 1024; narrower for long rows,
-// kBlockBytes), and each block run by a oneDNN `matmul` primitive on fixed-height tiles. The bits of a row
+// once into oneDNN's blocked layout, in column blocks of 256 (up to 1024 where the width changes no bits,
+// narrower for long rows: kBlockBytes), and each block run by a oneDNN `matmul` primitive on fixed-height tiles. The bits of a row
 // depend only on that row, K and N (the tile and block shapes are fixed; an input tail is padded to a whole
 // tile), never on M or the thread count: tiles run single-threaded inside one OpenMP loop,
 // block-major so that a thread keeps its weight block in cache.
@@ -70,11 +70,12 @@ class PackedGemm {
   enum class Operands { f32, bf16, s8 };
 
   static constexpr int kBlockCols = 256;
-  // int8 products in blocks of up to 1024 columns (int32 sums: any blocking gives the same bits): fewer
-  // oneDNN calls, each a few microseconds besides its sums. (Once only for N >= 4096, when 16-row tiles left a
-  // product of one or two blocks too few items for two threads; the 64-row tiles give them items.) `base`
-  // int8, one worker on 2 threads: -4 % time; demo model: -1 % with two workers (Intel Xeon).
-  static constexpr int kInt8BlockCols = 1024;
+  // Where a column's bits do not depend on its block (int8's exact sums, brgemm), blocks of up to 1024
+  // columns within kBlockBytes: fewer oneDNN calls, each a few microseconds besides its sums. int8 `base`, one
+  // worker on 2 threads: -4 % time; the demo model's K = 128 and 256 products, two workers: int8 -1 %,
+  // float32 -2 to -4 % (Intel Xeon). (int8 had them once only for N >= 4096, when 16-row tiles left a
+  // product of one or two blocks too few items for two threads; the 64-row tiles give them items.)
+  static constexpr int kWideBlockCols = 1024;
   // A packed block holds at most this many bytes (but at least kMinBlockCols columns), so that it stays in
   // the thread's L2 cache while the thread runs every tile against it. 256 float32 columns of K = 2048 (a
   // `base` FFN's second product) are 2 MB: that product ran at 102-104 GFLOP/s against 137-148 in blocks of
