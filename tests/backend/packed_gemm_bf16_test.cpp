@@ -82,7 +82,7 @@ TEST_CASE("bf16 row-invariant gemm is the float32 sum of bf16-rounded operands",
 }
 
 TEST_CASE("bf16 row-invariant gemm: a row's bits do not depend on M or the thread count", "[backend][gemm][bf16]") {
-  const int M = 150, N = 512, K = 256;  // tiles of 64, 64, then of 8, the last one padded
+  const int M = 150, N = 512, K = 256;  // 18 tiles of 8 and a padded 6-row tail
   const auto x = random_floats(size_t(M) * K, 53), w = random_floats(size_t(N) * K, 54);
   const auto all = bf16_product(2, x, w, M, N, K);
   if (all.empty()) {

@@ -85,10 +85,10 @@ TEST_CASE("int8 row-invariant gemm equals the worked quantized product exactly",
   CHECK(std::sqrt(err / norm) < 0.02);
 }
 
-TEST_CASE("int8 row-invariant gemm: an output layer's wide column blocks are exact, at any M",
+TEST_CASE("int8 row-invariant gemm: wide column blocks and a narrow tail block are exact, at any M",
           "[backend][gemm][int8]") {
-  // Blocks of PackedGemm::kWideBlockCols and a 4-column tail block; M 85: a 64-row tile, a 16-row
-  // one and a 5-row tail, M 3: one short tile.
+  // Blocks of PackedGemm::kWideBlockCols and a 4-column tail block; M 85: tiles of 64, 16, 4 rows and a
+  // 1-row tail, M 3: one short tile.
   const int N = 4 * backend::cpu::PackedGemm::kWideBlockCols + 4, K = 64;
   for (int M : {85, 3}) {
     INFO("M " << M);

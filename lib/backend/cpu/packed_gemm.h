@@ -1,9 +1,9 @@
 // Row-invariant products against constant weights (decoding): C[M, N] = A[M, K] · B[N, K]^T with B packed
 // once into oneDNN's blocked layout, in column blocks of 256 (up to 1024 where the width changes no bits,
-// narrower for long rows: kBlockBytes), and each block run by a oneDNN `matmul` primitive on fixed-height tiles. The bits of a row
-// depend only on that row, K and N (the tile and block shapes are fixed; an input tail is padded to a whole
-// tile), never on M or the thread count: tiles run single-threaded inside one OpenMP loop,
-// block-major so that a thread keeps its weight block in cache.
+// narrower for long rows: kBlockBytes), and each block run by a oneDNN `matmul` primitive on tiles of fixed
+// heights. The bits of a row depend only on that row, K and N (the tile and block shapes are fixed; an input
+// tail is padded to a whole tile), never on M or the thread count: tiles run single-threaded inside one
+// OpenMP loop, block-major so that a thread keeps its weight block in cache.
 // Tile height: 8 rows where oneDNN runs its brgemm kernels (AVX-512 and up), which compute each row alike;
 // 16 where it falls back to its jit gemm (AVX2), whose results for a row differ below 16 rows. (8 rather
 // than 16 runs a beam of 4 rows twice as fast; 4 lost ~5 % at 128 rows: bench/decode_gemm.cpp, Zen 4.)
@@ -25,9 +25,9 @@
 // (oneDNN's VNNI / AMX int8 kernels where the CPU has them), and C = sum * scale_A[m] * scale_B[n]. A row
 // is quantized from its own values and integer sums do not depend on their order, so any tiling keeps
 // rows independent: 64-row tiles, then 16-row, then 4-row tiles for the rest (a beam of 4 costs 4 rows, not
-// 16). Each tile is one oneDNN call costing a few microseconds besides its sums, as much as a 16-row tile of the
-// demo model's 128-wide products: 64 rows took 2-5 % off int8 decoding (demo and `base`, Intel Xeon). Without VNNI
-// (AVX2, plain AVX-512) oneDNN multiplies u8 x s8 pairs into saturating int16 sums, so weights get 7 bits
+// 16). Each tile is one oneDNN call costing a few microseconds besides its sums, as much as a 16-row tile of
+// the demo model's 128-wide products: 64 rows took 2-5 % off int8 decoding (demo and `base`, Intel Xeon).
+// Without VNNI (AVX2, plain AVX-512) oneDNN multiplies u8 x s8 pairs into saturating int16 sums, so weights get 7 bits
 // there (|q| <= 63) and the sums stay exact.
 //
 // bf16 (--compute-type bf16, CPUs with AVX512-BF16 or AMX): B is rounded to bf16 once when packed, A on
