@@ -222,7 +222,7 @@ void CpuBackend::forget_packed(const float* values) {
 // input of fewer than 16 rows is padded to 16. tests/backend/row_invariant_test.cpp checks this holds.
 void CpuBackend::gemm_row_invariant(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
                                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  // The Linear / output-projection product x W^T: weights packed once, fixed 16-row tiles (packed_gemm.h).
+  // The Linear / output-projection product x W^T: weights packed once, tiles of fixed heights (packed_gemm.h).
   if (!trans_a && trans_b && alpha == 1.0f && beta == 0.0f) {
     using Operands = PackedGemm::Operands;
     const Operands type = precision_ == MatmulPrecision::int8   ? Operands::s8

@@ -59,20 +59,24 @@ std::vector<int32_t> shift_sums(const int8_t* rows, int width, int K) {
 
 }  // namespace
 
-std::vector<PackedGemm::Tile> PackedGemm::tiling(int M, Operands type) const {
+PackedGemm::Tiling PackedGemm::tiling(int M, Operands type) const {
   const int fixed_rows = tile_rows_[tile_slot(type)];
-  std::vector<int> heights;  // tallest first; each takes the rows it can, the last also a padded tail
-  if (type == Operands::s8) heights = {kTallTileRows, kInt8MidRows, kInt8TailRows};
-  else if (type == Operands::f32 && fixed_rows == kBrgemmTileRows) heights = {kTallTileRows, kBrgemmTileRows};
-  else heights = {fixed_rows};
-  std::vector<Tile> tiles;
+  const bool brgemm_f32 = type == Operands::f32 && fixed_rows == kBrgemmTileRows;
+  // Tallest first; each takes the rows it can, the last also a padded tail.
+  const std::vector<int> heights = type == Operands::s8 ? std::vector<int>{kTallTileRows, kInt8MidRows, kInt8TailRows}
+                                   : brgemm_f32        ? std::vector<int>{kTallTileRows, kBrgemmTileRows}
+                                                       : std::vector<int>{fixed_rows};
+  Tiling t;
+  auto add = [&t](int64_t r0, int height, int rows) {
+    if (t.heights.empty() || t.heights.back() != height) t.heights.push_back(height);
+    t.tiles.push_back({r0, height, rows, static_cast<int>(t.heights.size()) - 1});
+  };
   int64_t r0 = 0;
   for (int height : heights)
-    for (; r0 + height <= M; r0 += height) tiles.push_back({r0, height, height});
-  int tail_rows = heights.back();
-  if (type == Operands::f32 && fixed_rows == kBrgemmTileRows && M - r0 <= kBrgemmTailRows) tail_rows = kBrgemmTailRows;
-  if (r0 < M) tiles.push_back({r0, tail_rows, static_cast<int>(M - r0)});
-  return tiles;
+    for (; r0 + height <= M; r0 += height) add(r0, height, height);
+  const int tail = brgemm_f32 && M - r0 <= kBrgemmTailRows ? kBrgemmTailRows : heights.back();
+  if (r0 < M) add(r0, tail, static_cast<int>(M - r0));
+  return t;
 }
 
 PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, Operands type, int height) {
@@ -299,11 +303,10 @@ void PackedGemm::prepare_threads(int nt, size_t scratch_bytes) {
 bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
                      int64_t ldc, Operands type) {
   const bool int8 = type == Operands::s8;
-  std::vector<Kernel*> kernels;  // [block][index of the tile height in `heights`]
+  std::vector<Kernel*> kernels;  // [block][tile slot]: the block's kernel for each of the tiling's heights
   std::vector<memory> operands;  // indexed like kernels: the packed copy that kernel reads (a handle)
   std::shared_ptr<const Weights> w;
-  std::vector<Tile> tiles;
-  std::vector<int> heights;  // the tiles' heights, each once, in the tiles' (descending) order
+  Tiling tiling;
   {  // the store's part, under its lock; the product below runs on handles of its own
     const std::lock_guard<std::mutex> lock(store_->mutex);
     std::shared_ptr<Weights> found = weights(B, N, K, ldb, lda, type);
@@ -311,18 +314,17 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
     // The first kernel this PackedGemm makes decides its tile height (another worker may have packed the
     // weights, making none here).
     if (!kernel(K, found->blocks.front().width, lda, type, kTallTileRows)) return false;
-    tiles = tiling(M, type);
-    for (const Tile& tile : tiles)
-      if (heights.empty() || heights.back() != tile.height) heights.push_back(tile.height);
+    tiling = this->tiling(M, type);
     const Given given = given_rows(B, N, K, ldb, type);
     for (Block& b : found->blocks)
-      for (int height : heights) {
+      for (int height : tiling.heights) {
         kernels.push_back(kernel(K, b.width, lda, type, height));
         if (!kernels.back()) return false;
         operands.push_back(b.packed[layout_for(b, *kernels.back(), B, given, K, ldb, type)]);
       }
     w = std::move(found);
   }
+  const std::vector<Tile>& tiles = tiling.tiles;
   const int64_t padded_rows = tiles.back().r0 + tiles.back().height;
   const Tile& last = tiles.back();
   if (int8) {  // every row quantized once, shifted to u8; the last tile's padding rows are u8 zeros (never read back)
@@ -370,9 +372,7 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
         const size_t bi = static_cast<size_t>(item / n_tiles);
         const Tile& tile = tiles[static_cast<size_t>(item % n_tiles)];
         const Block& b = w->blocks[bi];
-        size_t hi = 0;
-        while (heights[hi] != tile.height) ++hi;
-        const size_t ki = heights.size() * bi + hi;
+        const size_t ki = tiling.heights.size() * bi + static_cast<size_t>(tile.slot);
         Kernel* k = kernels[ki];
         if (k != bound || bi != bound_block) {
           auto [io, made] = mem.io.try_emplace(k);

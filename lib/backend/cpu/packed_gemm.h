@@ -140,6 +140,11 @@ class PackedGemm {
   struct Tile {
     int64_t r0;
     int height, rows;  // the kernel's rows; rows of A in it (fewer in a padded tail)
+    int slot;          // the index of `height` in its Tiling's heights
+  };
+  struct Tiling {
+    std::vector<int> heights;  // each tile height once, tallest first
+    std::vector<Tile> tiles;
   };
   struct Kernel {  // one per (K, width, lda, type, height)
     dnnl::matmul prim;
@@ -150,7 +155,7 @@ class PackedGemm {
 
   Kernel* kernel(int K, int width, int64_t lda, Operands type, int height);  // null where oneDNN has none
   int block_cols(int N, int K, int64_t lda, Operands type);  // the width of B's column blocks (kBlockBytes)
-  std::vector<Tile> tiling(int M, Operands type) const;
+  Tiling tiling(int M, Operands type) const;
   // The members below that touch store_ expect its mutex held by the caller.
   std::shared_ptr<Weights> weights(const float* B, int N, int K, int64_t ldb, int64_t lda, Operands type);
   static std::vector<float> fingerprint(const float* B, int N, int K, int64_t ldb);
