@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "backend/cpu/vnni_gemm.h"
 #include "util/error.h"
 
 namespace tt::backend::cpu {
@@ -122,9 +123,30 @@ PackedGemm::Source PackedGemm::source(const float* B, int64_t ldb, const Given& 
   return from;
 }
 
+std::vector<int8_t> PackedGemm::int8_rows(const Source& from, int K, int c0, int width, Int8Columns& columns) {
+  std::vector<int8_t> rows(static_cast<size_t>(width) * static_cast<size_t>(K));
+  columns.scales.resize(static_cast<size_t>(width));
+  if (!from.stored.empty()) {  // the block's rows gathered from the adopted weights that hold them
+    int first = 0;  // B's row where the part starts
+    for (const QuantizedWeight& part : from.stored) {
+      for (int r = std::max(first, c0); r < std::min(first + part.N, c0 + width); ++r) {
+        const size_t at = static_cast<size_t>(r - first) * static_cast<size_t>(K);
+        std::memcpy(rows.data() + static_cast<size_t>(r - c0) * static_cast<size_t>(K), part.s8.data() + at,
+                    static_cast<size_t>(K));
+        columns.scales[static_cast<size_t>(r - c0)] = part.scales[static_cast<size_t>(r - first)];
+      }
+      first += part.N;
+    }
+  } else {
+    kernels_.quantize_rows_s8(ctx_, rows.data(), columns.scales.data(), from.B + c0 * from.ldb, width, K, from.ldb,
+                              int8_weight_levels(), false);
+  }
+  columns.shift_sums = shift_sums(rows.data(), width, K);
+  return rows;
+}
+
 memory PackedGemm::pack_block(const Kernel& k, const Source& from, int K, int c0, int width, Operands type,
                               Int8Columns& columns) {
-  std::vector<float>& scales = columns.scales;
   dnnl::stream stream(engine_);
   memory packed(k.b_md, engine_);
   auto reorder = [&](dt t, const void* rows, int64_t ld) {  // rows: block row 0 of B, row stride ld
@@ -135,36 +157,28 @@ memory PackedGemm::pack_block(const Kernel& k, const Source& from, int K, int c0
   const std::vector<QuantizedWeight>& given = from.stored;
   const float* B = from.B;
   const int64_t ldb = from.ldb;
-  const size_t row_bytes = static_cast<size_t>(K) * (type == Operands::s8 ? 1 : type == Operands::bf16 ? 2 : 4);
-  if (!given.empty()) {  // the block's rows gathered from the adopted weights that hold them
+  if (type == Operands::s8) {
+    reorder(dt::s8, int8_rows(from, K, c0, width, columns).data(), K);
+  } else if (!given.empty()) {  // the block's rows gathered from the adopted weights that hold them
+    const size_t row_bytes = static_cast<size_t>(K) * (type == Operands::bf16 ? 2 : 4);
     std::vector<char> rows(static_cast<size_t>(width) * row_bytes);
-    scales.resize(type == Operands::s8 ? static_cast<size_t>(width) : 0);
     int first = 0;  // B's row where the part starts
     for (const QuantizedWeight& part : given) {
       for (int r = std::max(first, c0); r < std::min(first + part.N, c0 + width); ++r) {
         const size_t at = static_cast<size_t>(r - first) * static_cast<size_t>(K);
-        const void* src = type == Operands::s8     ? static_cast<const void*>(part.s8.data() + at)
-                          : type == Operands::bf16 ? static_cast<const void*>(part.bf16.data() + at)
-                                                   : static_cast<const void*>(part.f32.data() + at);
+        const void* src = type == Operands::bf16 ? static_cast<const void*>(part.bf16.data() + at)
+                                                 : static_cast<const void*>(part.f32.data() + at);
         std::memcpy(rows.data() + static_cast<size_t>(r - c0) * row_bytes, src, row_bytes);
-        if (type == Operands::s8) scales[static_cast<size_t>(r - c0)] = part.scales[static_cast<size_t>(r - first)];
       }
       first += part.N;
     }
-    if (type == Operands::s8) columns.shift_sums = shift_sums(reinterpret_cast<const int8_t*>(rows.data()), width, K);
     reorder(element_type(type), rows.data(), K);
   } else if (type == Operands::f32) {
     reorder(dt::f32, B + c0 * ldb, ldb);
-  } else if (type == Operands::bf16) {  // rounded here, by tt's kernel: the same rounding as A's
+  } else {  // bf16, rounded here, by tt's kernel: the same rounding as A's
     std::vector<uint16_t> b(static_cast<size_t>(width) * K);
     kernels_.convert_to_bf16(ctx_, b.data(), B + c0 * ldb, 1, 1, width, K, MatrixStrides{0, 0, ldb});
     reorder(dt::bf16, b.data(), K);
-  } else {
-    std::vector<int8_t> q(static_cast<size_t>(width) * K);
-    scales.resize(static_cast<size_t>(width));
-    kernels_.quantize_rows_s8(ctx_, q.data(), scales.data(), B + c0 * ldb, width, K, ldb, int8_weight_levels(), false);
-    columns.shift_sums = shift_sums(q.data(), width, K);
-    reorder(dt::s8, q.data(), K);
   }
   return packed;
 }
@@ -264,12 +278,17 @@ std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, 
   w.sample = std::move(sample);
   const Source from = source(B, ldb, given, type);
   const int block_cols = this->block_cols(N, K, lda, type);
+  const bool vnni = type == Operands::s8 && own_int8_kernel_ && K % 4 == 0;
   for (int c0 = 0; c0 < N; c0 += block_cols) {
     const int width = std::min(block_cols, N - c0);
-    Kernel* k = kernel(K, width, lda, type, kTallTileRows);  // the main tiles' layout (layout_for adds others)
-    if (!k) return nullptr;
-    Block b{c0, width, {}, {}};
-    b.packed.push_back(pack_block(*k, from, K, c0, width, type, b.int8));
+    Block b{c0, width, {}, {}, {}};
+    if (vnni) {
+      b.vnni = pack_vnni_panels(int8_rows(from, K, c0, width, b.int8).data(), width, K);
+    } else {
+      Kernel* k = kernel(K, width, lda, type, kTallTileRows);  // the main tiles' layout (layout_for adds others)
+      if (!k) return nullptr;
+      b.packed.push_back(pack_block(*k, from, K, c0, width, type, b.int8));
+    }
     w.blocks.push_back(std::move(b));
   }
   if (cache.size() >= 1024) cache.clear();  // bound the cache (a model has a few hundred matrices)
@@ -311,18 +330,24 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
     const std::lock_guard<std::mutex> lock(store_->mutex);
     std::shared_ptr<Weights> found = weights(B, N, K, ldb, lda, type);
     if (!found || found->blocks.empty()) return false;  // empty: N == 0, nothing to pack
-    // The first kernel this PackedGemm makes decides its tile height (another worker may have packed the
-    // weights, making none here).
-    if (!kernel(K, found->blocks.front().width, lda, type, kTallTileRows)) return false;
-    tiling = this->tiling(M, type);
-    const Given given = given_rows(B, N, K, ldb, type);
-    for (Block& b : found->blocks)
-      for (int height : tiling.heights) {
-        kernels.push_back(kernel(K, b.width, lda, type, height));
-        if (!kernels.back()) return false;
-        operands.push_back(b.packed[layout_for(b, *kernels.back(), B, given, K, ldb, type)]);
-      }
+    if (found->blocks.front().vnni.empty()) {  // else packed for vnni_gemm.h: no oneDNN kernels
+      // The first kernel this PackedGemm makes decides its tile height (another worker may have packed the
+      // weights, making none here).
+      if (!kernel(K, found->blocks.front().width, lda, type, kTallTileRows)) return false;
+      tiling = this->tiling(M, type);
+      const Given given = given_rows(B, N, K, ldb, type);
+      for (Block& b : found->blocks)
+        for (int height : tiling.heights) {
+          kernels.push_back(kernel(K, b.width, lda, type, height));
+          if (!kernels.back()) return false;
+          operands.push_back(b.packed[layout_for(b, *kernels.back(), B, given, K, ldb, type)]);
+        }
+    }
     w = std::move(found);
+  }
+  if (kernels.empty()) {
+    run_vnni(M, K, A, lda, *w, C, ldc);
+    return true;
   }
   const std::vector<Tile>& tiles = tiling.tiles;
   const int64_t padded_rows = tiles.back().r0 + tiles.back().height;
@@ -417,6 +442,26 @@ bool PackedGemm::run(int M, int N, int K, const float* A, int64_t lda, const flo
   }
   if (!failure.empty()) throw InternalError("oneDNN matmul (packed weights) failed: " + failure);
   return true;
+}
+
+void PackedGemm::run_vnni(int M, int K, const float* A, int64_t lda, const Weights& w, float* C, int64_t ldc) {
+  shifted_a_.resize(static_cast<size_t>(M) * static_cast<size_t>(K));
+  a_scales_.resize(static_cast<size_t>(M));
+  kernels_.quantize_rows_s8(ctx_, reinterpret_cast<int8_t*>(shifted_a_.data()), a_scales_.data(), A, M, K, lda, 127,
+                            true);
+  // Items of up to kTallTileRows rows by one block, block-major as run()'s tiles (no tile buffer: the sums
+  // are dequantized into C from registers).
+  const int chunks = (M + kTallTileRows - 1) / kTallTileRows;
+  const int items = chunks * static_cast<int>(w.blocks.size());
+  const int nt = std::max(1, std::min(threads_, items));
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int item = 0; item < items; ++item) {
+    const Block& b = w.blocks[static_cast<size_t>(item / chunks)];
+    const int r0 = item % chunks * kTallTileRows;
+    vnni_gemm_dequant(C + int64_t{r0} * ldc + b.c0, ldc, shifted_a_.data() + static_cast<size_t>(r0) * K,
+                      std::min(kTallTileRows, M - r0), K, b.vnni.data(), b.width, b.int8.shift_sums.data(),
+                      a_scales_.data() + r0, b.int8.scales.data());
+  }
 }
 
 }  // namespace tt::backend::cpu
