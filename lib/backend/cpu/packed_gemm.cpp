@@ -450,17 +450,24 @@ void PackedGemm::run_vnni(int M, int K, const float* A, int64_t lda, const Weigh
   kernels_.quantize_rows_s8(ctx_, reinterpret_cast<int8_t*>(shifted_a_.data()), a_scales_.data(), A, M, K, lda, 127,
                             true);
   // Items of up to kTallTileRows rows by one block, block-major as run()'s tiles (no tile buffer: the sums
-  // are dequantized into C from registers).
-  const int chunks = (M + kTallTileRows - 1) / kTallTileRows;
-  const int items = chunks * static_cast<int>(w.blocks.size());
+  // are dequantized into C from registers). Where that leaves a thread without an item (a short batch
+  // against a narrow product: a beam of 4 rows, one block), each block's panels are split between items too.
+  const int chunks = (M + kTallTileRows - 1) / kTallTileRows, blocks = static_cast<int>(w.blocks.size());
+  const int panels = (w.blocks.front().width + kVnniPanelCols - 1) / kVnniPanelCols;  // the widest block's
+  const int parts = std::clamp((threads_ + chunks * blocks - 1) / (chunks * blocks), 1, panels);
+  const int items = chunks * blocks * parts;
   const int nt = std::max(1, std::min(threads_, items));
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int item = 0; item < items; ++item) {
-    const Block& b = w.blocks[static_cast<size_t>(item / chunks)];
-    const int r0 = item % chunks * kTallTileRows;
-    vnni_gemm_dequant(C + int64_t{r0} * ldc + b.c0, ldc, shifted_a_.data() + static_cast<size_t>(r0) * K,
-                      std::min(kTallTileRows, M - r0), K, b.vnni.data(), b.width, b.int8.shift_sums.data(),
-                      a_scales_.data() + r0, b.int8.scales.data());
+    const Block& b = w.blocks[static_cast<size_t>(item / (chunks * parts))];
+    const int r0 = item / parts % chunks * kTallTileRows, part = item % parts;
+    const int in_block = (b.width + kVnniPanelCols - 1) / kVnniPanelCols;  // the block's panels, split in parts
+    const int c0 = in_block * part / parts * kVnniPanelCols;
+    const int c1 = std::min(b.width, in_block * (part + 1) / parts * kVnniPanelCols);
+    if (c0 >= c1) continue;
+    vnni_gemm_dequant(C + int64_t{r0} * ldc + b.c0 + c0, ldc, shifted_a_.data() + static_cast<size_t>(r0) * K,
+                      std::min(kTallTileRows, M - r0), K, b.vnni.data() + static_cast<size_t>(c0) * K, c1 - c0,
+                      b.int8.shift_sums.data() + c0, a_scales_.data() + r0, b.int8.scales.data() + c0);
   }
 }
 
