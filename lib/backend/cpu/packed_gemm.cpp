@@ -58,6 +58,17 @@ std::vector<int32_t> shift_sums(const int8_t* rows, int width, int K) {
   return sums;
 }
 
+// f(part, row in the part, row in the block) for each of B's rows [c0, c0 + width), held by the adopted
+// parts lying one after the other.
+template <class F>
+void for_each_given_row(const std::vector<QuantizedWeight>& parts, int c0, int width, F&& f) {
+  int first = 0;  // B's row where the part starts
+  for (const QuantizedWeight& part : parts) {
+    for (int r = std::max(first, c0); r < std::min(first + part.N, c0 + width); ++r) f(part, r - first, r - c0);
+    first += part.N;
+  }
+}
+
 }  // namespace
 
 PackedGemm::Tiling PackedGemm::tiling(int M, Operands type) const {
@@ -127,16 +138,12 @@ std::vector<int8_t> PackedGemm::int8_rows(const Source& from, int K, int c0, int
   std::vector<int8_t> rows(static_cast<size_t>(width) * static_cast<size_t>(K));
   columns.scales.resize(static_cast<size_t>(width));
   if (!from.stored.empty()) {  // the block's rows gathered from the adopted weights that hold them
-    int first = 0;  // B's row where the part starts
-    for (const QuantizedWeight& part : from.stored) {
-      for (int r = std::max(first, c0); r < std::min(first + part.N, c0 + width); ++r) {
-        const size_t at = static_cast<size_t>(r - first) * static_cast<size_t>(K);
-        std::memcpy(rows.data() + static_cast<size_t>(r - c0) * static_cast<size_t>(K), part.s8.data() + at,
-                    static_cast<size_t>(K));
-        columns.scales[static_cast<size_t>(r - c0)] = part.scales[static_cast<size_t>(r - first)];
-      }
-      first += part.N;
-    }
+    const auto k = static_cast<size_t>(K);
+    for_each_given_row(from.stored, c0, width, [&](const QuantizedWeight& part, int in_part, int in_block) {
+      std::memcpy(rows.data() + static_cast<size_t>(in_block) * k, part.s8.data() + static_cast<size_t>(in_part) * k,
+                  k);
+      columns.scales[static_cast<size_t>(in_block)] = part.scales[static_cast<size_t>(in_part)];
+    });
   } else {
     kernels_.quantize_rows_s8(ctx_, rows.data(), columns.scales.data(), from.B + c0 * from.ldb, width, K, from.ldb,
                               int8_weight_levels(), false);
@@ -162,16 +169,12 @@ memory PackedGemm::pack_block(const Kernel& k, const Source& from, int K, int c0
   } else if (!given.empty()) {  // the block's rows gathered from the adopted weights that hold them
     const size_t row_bytes = static_cast<size_t>(K) * (type == Operands::bf16 ? 2 : 4);
     std::vector<char> rows(static_cast<size_t>(width) * row_bytes);
-    int first = 0;  // B's row where the part starts
-    for (const QuantizedWeight& part : given) {
-      for (int r = std::max(first, c0); r < std::min(first + part.N, c0 + width); ++r) {
-        const size_t at = static_cast<size_t>(r - first) * static_cast<size_t>(K);
-        const void* src = type == Operands::bf16 ? static_cast<const void*>(part.bf16.data() + at)
-                                                 : static_cast<const void*>(part.f32.data() + at);
-        std::memcpy(rows.data() + static_cast<size_t>(r - c0) * row_bytes, src, row_bytes);
-      }
-      first += part.N;
-    }
+    for_each_given_row(given, c0, width, [&](const QuantizedWeight& part, int in_part, int in_block) {
+      const size_t at = static_cast<size_t>(in_part) * static_cast<size_t>(K);
+      const void* src = type == Operands::bf16 ? static_cast<const void*>(part.bf16.data() + at)
+                                               : static_cast<const void*>(part.f32.data() + at);
+      std::memcpy(rows.data() + static_cast<size_t>(in_block) * row_bytes, src, row_bytes);
+    });
     reorder(element_type(type), rows.data(), K);
   } else if (type == Operands::f32) {
     reorder(dt::f32, B + c0 * ldb, ldb);

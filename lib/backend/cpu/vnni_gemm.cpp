@@ -43,7 +43,7 @@ namespace {
 #define TT_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
 // Rows r0 .. r0 + R of A against one panel (64 columns, `cols` of them real): 4 * R accumulators, the
-// panel's 4 registers of a k-quad loaded once for all R rows (R = 6 fills 29 of the 32 registers).
+// panel's 4 registers of a k-quad loaded once for all R rows.
 template <int R>
 TT_VNNI inline void panel_rows(float* C, int64_t ldc, const uint8_t* A, int K, const int8_t* panel, int cols,
                                const int32_t* shift_sums, const float* row_scales, const float* col_scales) {
