@@ -2,6 +2,7 @@
 // rows, the thread count or zero-weight key padding — what makes tt-translate batch-size invariant.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -17,9 +18,11 @@ namespace {
 
 // Rows [M, N] of x W^T (the Linear layer's product) on a backend with `threads` threads.
 std::vector<float> linear_rows(int threads, const std::vector<float>& x, const std::vector<float>& w, int M, int N,
-                               int K, bool invariant) {
+                               int K, bool invariant,
+                               backend::MatmulPrecision precision = backend::MatmulPrecision::fp32) {
   auto be = backend::make_backend("cpu", threads);
   REQUIRE(be->set_row_invariant(invariant));
+  REQUIRE(be->set_matmul_precision(precision));
   auto a = upload(*be, x), b = upload(*be, w);
   auto c = upload(*be, std::vector<float>(static_cast<size_t>(M) * N, 0.0f));
   be->gemm(false, true, M, N, K, 1.0f, a.f32(), K, b.f32(), K, 0.0f, c.f32(), N);
@@ -29,28 +32,36 @@ std::vector<float> linear_rows(int threads, const std::vector<float>& x, const s
 }  // namespace
 
 TEST_CASE("row-invariant gemm: a row's bits do not depend on M or the thread count", "[backend][gemm]") {
-  for (auto [N, K] : {std::pair{64, 32}, std::pair{300, 512}, std::pair{515, 2048}}) {
-    const int max_rows = 150;
-    auto x = random_floats(static_cast<size_t>(max_rows) * K, 11);
-    auto w = random_floats(static_cast<size_t>(N) * K, 12);
-    // Reference: each row alone (M = 1, one thread).
-    std::vector<float> alone(static_cast<size_t>(max_rows) * N);
-    for (int r = 0; r < max_rows; ++r) {
-      std::vector<float> row(x.begin() + r * K, x.begin() + (r + 1) * K);
-      auto y = linear_rows(1, row, w, 1, N, K, true);
-      std::copy(y.begin(), y.end(), alone.begin() + static_cast<size_t>(r) * N);
-    }
-    for (int threads : {1, 2, 3})
-      for (int M : {2, 7, 16, 17, 64, 79, 80, 150}) {
-        auto y = linear_rows(threads, x, w, M, N, K, true);
-        INFO("N=" << N << " K=" << K << " M=" << M << " threads=" << threads);
-        CHECK(std::memcmp(y.data(), alone.data(), y.size() * sizeof(float)) == 0);
-        // and still the right product
-        std::vector<double> expected(static_cast<size_t>(M) * N, 0.0);
-        reference::gemm(false, true, M, N, K, 1.0f, x.data(), K, w.data(), K, 0.0f, expected.data(), N);
-        for (size_t i = 0; i < y.size(); i += 97) CHECK(y[i] == Approx(expected[i]).margin(1e-4 * K));
+  // bf16 too where the CPU has it: on an AMX Xeon its K = 2048 kernels once took their blocking from the
+  // backend's thread count.
+  using backend::MatmulPrecision;
+  const bool has_bf16 = backend::make_backend("cpu", 1)->set_matmul_precision(MatmulPrecision::bf16);
+  for (MatmulPrecision precision : {MatmulPrecision::fp32, MatmulPrecision::bf16})
+    for (auto [N, K] : {std::pair{64, 32}, std::pair{300, 512}, std::pair{515, 2048}, std::pair{315, 2048}}) {
+      if (precision == MatmulPrecision::bf16 && !has_bf16) continue;
+      const double margin = precision == MatmulPrecision::bf16 ? 1e-2 * std::sqrt(K) : 1e-4 * K;
+      const int max_rows = 150;
+      auto x = random_floats(static_cast<size_t>(max_rows) * K, 11);
+      auto w = random_floats(static_cast<size_t>(N) * K, 12);
+      // Reference: each row alone (M = 1, one thread).
+      std::vector<float> alone(static_cast<size_t>(max_rows) * N);
+      for (int r = 0; r < max_rows; ++r) {
+        std::vector<float> row(x.begin() + r * K, x.begin() + (r + 1) * K);
+        auto y = linear_rows(1, row, w, 1, N, K, true, precision);
+        std::copy(y.begin(), y.end(), alone.begin() + static_cast<size_t>(r) * N);
       }
-  }
+      for (int threads : {1, 2, 3})
+        for (int M : {2, 7, 16, 17, 64, 79, 80, 150}) {
+          auto y = linear_rows(threads, x, w, M, N, K, true, precision);
+          INFO("precision " << static_cast<int>(precision) << " N=" << N << " K=" << K << " M=" << M
+                            << " threads=" << threads);
+          CHECK(std::memcmp(y.data(), alone.data(), y.size() * sizeof(float)) == 0);
+          // and still the right product
+          std::vector<double> expected(static_cast<size_t>(M) * N, 0.0);
+          reference::gemm(false, true, M, N, K, 1.0f, x.data(), K, w.data(), K, 0.0f, expected.data(), N);
+          for (size_t i = 0; i < y.size(); i += 97) CHECK(y[i] == Approx(expected[i]).margin(margin));
+        }
+    }
 }
 
 TEST_CASE("row-invariant gemm: a column's bits do not depend on its block's width or where the block starts",

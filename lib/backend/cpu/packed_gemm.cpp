@@ -91,6 +91,22 @@ PackedGemm::Tiling PackedGemm::tiling(int M, Operands type) const {
   return t;
 }
 
+namespace {
+
+// The calling thread's OpenMP thread count is 1 while this lives (restored after, also on an exception).
+class OneOpenMpThread {
+ public:
+  OneOpenMpThread() { omp_set_num_threads(1); }
+  ~OneOpenMpThread() { omp_set_num_threads(before_); }
+  OneOpenMpThread(const OneOpenMpThread&) = delete;
+  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
+
+ private:
+  const int before_ = omp_get_max_threads();
+};
+
+}  // namespace
+
 PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, Operands type, int height) {
   const KernelKey key{K, width, lda, static_cast<int64_t>(type), height};
   auto it = kernels_by_shape_.find(key);
@@ -106,6 +122,10 @@ PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, Operands t
   try {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per-thread scratchpads: tiles run concurrently
+    // Made for the one thread that runs each tile: oneDNN sizes its blocking from the calling thread's OpenMP
+    // thread count, and on an AMX Xeon a bf16 K = 2048 block took other bits on a 2-thread backend than on a
+    // 1-thread one.
+    const OneOpenMpThread one_thread;
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(k->a_md, b_md, k->c_md), attr, engine_);
     k->prim = dnnl::matmul(pd);
     k->scratch_bytes = pd.scratchpad_desc().get_size();
@@ -282,8 +302,11 @@ std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, 
   const Source from = source(B, ldb, given, type);
   const int block_cols = this->block_cols(N, K, lda, type);
   const bool vnni = type == Operands::s8 && own_int8_kernel_ && K % 4 == 0;
-  for (int c0 = 0; c0 < N; c0 += block_cols) {
-    const int width = std::min(block_cols, N - c0);
+  for (int c0 = 0; c0 < N;) {
+    int width = std::min(block_cols, N - c0);
+    // bf16: a block of at most kNarrowBf16Cols columns runs another oneDNN kernel on AMX (its columns get other
+    // bits than in a wider block), so a narrow tail joins the block before it.
+    if (type == Operands::bf16 && N - c0 - width <= kNarrowBf16Cols) width = N - c0;
     Block b{c0, width, {}, {}, {}};
     if (vnni) {
       b.vnni = pack_vnni_panels(int8_rows(from, K, c0, width, b.int8).data(), width, K);
@@ -293,6 +316,7 @@ std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, 
       b.packed.push_back(pack_block(*k, from, K, c0, width, type, b.int8));
     }
     w.blocks.push_back(std::move(b));
+    c0 += width;
   }
   if (cache.size() >= 1024) cache.clear();  // bound the cache (a model has a few hundred matrices)
   return cache[key] = std::move(packed);

@@ -88,6 +88,9 @@ class PackedGemm {
   // (tests/backend/row_invariant_test.cpp): int8, and float32 / bf16 on brgemm (not AVX2's jit gemm).
   static constexpr int64_t kBlockBytes = 512 * 1024;
   static constexpr int kMinBlockCols = 64;
+  // oneDNN 2.6 on an AMX Xeon gives a bf16 block of 1 to 32 columns other bits than a wider one (any K; 33 and
+  // up agree), so no bf16 block is left that narrow unless the whole product is.
+  static constexpr int kNarrowBf16Cols = 32;
   static constexpr int kBrgemmTileRows = 8, kGemmTileRows = 16;  // float32 and bf16 (see above)
   static constexpr int kBrgemmTailRows = 4;  // float32 brgemm: a tail of at most 4 rows runs 4 high
   static constexpr int kTallTileRows = 64;  // int8 and float32 brgemm: these first (see above)
