@@ -21,7 +21,7 @@ namespace {
 
 bool vnni_or_note() {
   if (backend::cpu::vnni_gemm_available()) return true;
-  WARN("no AVX-512 VNNI without AMX here (as oneDNN sees the CPU): the own int8 kernel is not used or tested");
+  WARN("no AVX-512 VNNI here (as oneDNN sees the CPU): the own int8 kernel is not used or tested");
   return false;
 }
 

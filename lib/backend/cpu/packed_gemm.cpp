@@ -301,7 +301,7 @@ std::shared_ptr<PackedGemm::Weights> PackedGemm::weights(const float* B, int N, 
   w.sample = std::move(sample);
   const Source from = source(B, ldb, given, type);
   const int block_cols = this->block_cols(N, K, lda, type);
-  const bool vnni = type == Operands::s8 && own_int8_kernel_ && K % 4 == 0;
+  const bool vnni = type == Operands::s8 && K <= own_int8_max_k_ && K % 4 == 0;
   for (int c0 = 0; c0 < N;) {
     int width = std::min(block_cols, N - c0);
     // bf16: a block of at most kNarrowBf16Cols columns runs another oneDNN kernel on AMX (its columns get other

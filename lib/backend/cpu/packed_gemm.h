@@ -28,9 +28,9 @@
 // 16). Each tile is one oneDNN call costing a few microseconds besides its sums, as much as a 16-row tile of
 // the demo model's 128-wide products: 64 rows took 2-5 % off int8 decoding (demo and `base`, Intel Xeon).
 // Without VNNI (AVX2, plain AVX-512) oneDNN multiplies u8 x s8 pairs into saturating int16 sums, so weights get 7 bits
-// there (|q| <= 63) and the sums stay exact. With AVX-512 VNNI (and no AMX), vnni_gemm.h's kernel replaces
-// oneDNN for K a multiple of 4: items of up to 64 rows by one block, the sums dequantized from registers
-// (no tile buffer, no per-tile call), the same bits. tt-translate int8, same outputs, Intel Xeon: random
+// there (|q| <= 63) and the sums stay exact. With AVX-512 VNNI, vnni_gemm.h's kernel replaces oneDNN for K a
+// multiple of 4 (with AMX only up to K = 256: own_int8_max_k()): items of up to 64 rows by one block, the
+// sums dequantized from registers (no tile buffer, no per-tile call), the same bits. tt-translate int8, same outputs, Intel Xeon: random
 // demo-shaped model (d 128, 4 + 4 layers, 8,000 pieces) -13 to -17 % time, `base` -1 to -7 %.
 //
 // bf16 (--compute-type bf16, CPUs with AVX512-BF16 or AMX): B is rounded to bf16 once when packed, A on
@@ -56,6 +56,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -116,9 +117,12 @@ class PackedGemm {
   // Drops what was packed from B's address (every shape and type), so the next product packs it again.
   void forget(const float* B);
 
-  // int8 products on vnni_gemm.h's kernel (the default where vnni_gemm_available(), for K a multiple of 4)
-  // or through oneDNN: the same bits either way. Set before the first int8 product (tests compare the two).
-  void set_own_int8_kernel(bool on) { own_int8_kernel_ = on; }
+  // int8 products on vnni_gemm.h's kernel (by default for K a multiple of 4 up to own_int8_max_k()) or
+  // through oneDNN: the same bits either way. Set before the first int8 product (tests compare the two):
+  // true runs every K a multiple of 4 on the own kernel (where vnni_gemm_available()), false none.
+  void set_own_int8_kernel(bool on) {
+    own_int8_max_k_ = on && vnni_gemm_available() ? std::numeric_limits<int>::max() : 0;
+  }
 
   // Returns false (and computes nothing) where oneDNN offers no primitive for the shape.
   bool run(int M, int N, int K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
@@ -203,7 +207,7 @@ class PackedGemm {
   const KernelTable& kernels_;
   const KernelContext& ctx_;
   std::shared_ptr<Store> store_;
-  bool own_int8_kernel_ = vnni_gemm_available();
+  int own_int8_max_k_ = own_int8_max_k();
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_by_shape_;  // a null entry: oneDNN refused the shape
   int tile_rows_[2] = {0, 0};            // f32, bf16: decided by the first such kernel oneDNN creates
   static size_t tile_slot(Operands type) { return type == Operands::bf16 ? 1 : 0; }  // its index in tile_rows_

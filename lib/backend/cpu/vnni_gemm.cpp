@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "util/error.h"
 
@@ -17,11 +18,17 @@ bool vnni_gemm_available() {
 #if defined(__x86_64__)
   const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
   const auto vnni = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_vnni);
-  const auto amx = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_amx);
-  return (isa & vnni) == vnni && (isa & amx) != amx;
+  return (isa & vnni) == vnni;
 #else
   return false;
 #endif
+}
+
+int own_int8_max_k() {
+  if (!vnni_gemm_available()) return 0;
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto amx = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_amx);
+  return (isa & amx) == amx ? 256 : std::numeric_limits<int>::max();
 }
 
 std::vector<int8_t> pack_vnni_panels(const int8_t* rows, int width, int K) {

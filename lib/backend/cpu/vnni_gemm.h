@@ -17,9 +17,16 @@ namespace tt::backend::cpu {
 
 inline constexpr int kVnniPanelCols = 64;
 
-// Whether this CPU (as oneDNN sees it, so that DNNL_MAX_CPU_ISA caps it too) has AVX-512 VNNI and no AMX
-// (there oneDNN's AMX int8 kernels are left to run the products; not measured against these).
+// Whether this CPU (as oneDNN sees it, so that DNNL_MAX_CPU_ISA caps it too) has AVX-512 VNNI.
 bool vnni_gemm_available();
+
+// The largest K whose int8 products this kernel runs by default: any K (a multiple of 4) with VNNI and no
+// AMX; with AMX only K <= 256, where oneDNN's AMX tiles have too short a sum to pay for their calls. One
+// thread of an AMX Xeon, 4..128 rows, this kernel's time against AMX's: K = 128 0.48-1.18x (the 8,000-wide
+// output layer 0.56-0.82x), K = 256 0.58x at 4 rows to 1.23x at 64; K = 512 up to 2.3x. tt-translate int8,
+// demo model (K 128 and 256), same outputs: -11 to -14 % time with one worker, -6 to -12 % with two. 0
+// without VNNI.
+int own_int8_max_k();
 
 // rows: B's rows c0 .. c0 + width (the block's output columns), each K s8 values, row stride K.
 std::vector<int8_t> pack_vnni_panels(const int8_t* rows, int width, int K);
