@@ -69,6 +69,18 @@ void for_each_given_row(const std::vector<QuantizedWeight>& parts, int c0, int w
   }
 }
 
+// The calling thread's OpenMP thread count is 1 while this lives (restored after, also on an exception).
+class OneOpenMpThread {
+ public:
+  OneOpenMpThread() { omp_set_num_threads(1); }
+  ~OneOpenMpThread() { omp_set_num_threads(before_); }
+  OneOpenMpThread(const OneOpenMpThread&) = delete;
+  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
+
+ private:
+  const int before_ = omp_get_max_threads();
+};
+
 }  // namespace
 
 PackedGemm::Tiling PackedGemm::tiling(int M, Operands type) const {
@@ -90,22 +102,6 @@ PackedGemm::Tiling PackedGemm::tiling(int M, Operands type) const {
   if (r0 < M) add(r0, tail, static_cast<int>(M - r0));
   return t;
 }
-
-namespace {
-
-// The calling thread's OpenMP thread count is 1 while this lives (restored after, also on an exception).
-class OneOpenMpThread {
- public:
-  OneOpenMpThread() { omp_set_num_threads(1); }
-  ~OneOpenMpThread() { omp_set_num_threads(before_); }
-  OneOpenMpThread(const OneOpenMpThread&) = delete;
-  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
-
- private:
-  const int before_ = omp_get_max_threads();
-};
-
-}  // namespace
 
 PackedGemm::Kernel* PackedGemm::kernel(int K, int width, int64_t lda, Operands type, int height) {
   const KernelKey key{K, width, lda, static_cast<int64_t>(type), height};

@@ -27,11 +27,12 @@
 // rows independent: 64-row tiles, then 16-row, then 4-row tiles for the rest (a beam of 4 costs 4 rows, not
 // 16). Each tile is one oneDNN call costing a few microseconds besides its sums, as much as a 16-row tile of
 // the demo model's 128-wide products: 64 rows took 2-5 % off int8 decoding (demo and `base`, Intel Xeon).
-// Without VNNI (AVX2, plain AVX-512) oneDNN multiplies u8 x s8 pairs into saturating int16 sums, so weights get 7 bits
-// there (|q| <= 63) and the sums stay exact. With AVX-512 VNNI, vnni_gemm.h's kernel replaces oneDNN for K a
-// multiple of 4 (with AMX only up to K = 256: own_int8_max_k()): items of up to 64 rows by one block, the
-// sums dequantized from registers (no tile buffer, no per-tile call), the same bits. tt-translate int8, same outputs, Intel Xeon: random
-// demo-shaped model (d 128, 4 + 4 layers, 8,000 pieces) -13 to -17 % time, `base` -1 to -7 %.
+// Without VNNI (AVX2, plain AVX-512) oneDNN multiplies u8 x s8 pairs into saturating int16 sums, so weights
+// get 7 bits there (|q| <= 63) and the sums stay exact. With AVX-512 VNNI, vnni_gemm.h's kernel replaces
+// oneDNN for K a multiple of 4 (with AMX only up to K = 256: own_int8_max_k()): items of up to 64 rows by
+// one block, the sums dequantized from registers (no tile buffer, no per-tile call), the same bits.
+// tt-translate int8, same outputs, Intel Xeon without AMX: random demo-shaped model (d 128, 4 + 4 layers,
+// 8,000 pieces) -13 to -17 % time, `base` -1 to -7 %.
 //
 // bf16 (--compute-type bf16, CPUs with AVX512-BF16 or AMX): B is rounded to bf16 once when packed, A on
 // every call, and oneDNN sums the products in fp32. Rounding is per element, and every tile has the same
